@@ -1,0 +1,68 @@
+// Builds the Fastify application from its services. No globals: tests build
+// as many apps as they like, each on its own database.
+import formbody from "@fastify/formbody";
+import multipart from "@fastify/multipart";
+import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import { ApiError } from "./http/errors.ts";
+import { MethodTable, registerRoutes, type Route } from "./http/route.ts";
+import { avatarRoutes } from "./routes/avatars.ts";
+import { authRoutes } from "./routes/auth.ts";
+import { serverSettingsRoutes } from "./routes/server-settings.ts";
+import { settingsRoutes } from "./routes/settings.ts";
+import { userRoutes } from "./routes/users.ts";
+import type { Services } from "./services.ts";
+
+export const API_ROUTES: readonly Route[] = [...serverSettingsRoutes, ...authRoutes, ...userRoutes, ...settingsRoutes];
+
+function errorBody(msg: string, code: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { result: "error", msg, code, ...extra };
+}
+
+export async function buildApp(services: Services): Promise<FastifyInstance> {
+  const { config } = services;
+  const app = Fastify({
+    logger: { level: config.logLevel },
+    bodyLimit: config.bodyLimitBytes,
+    // Zulip clients put JSON in form fields; Fastify must not reject long query strings or odd paths.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+  });
+
+  await app.register(formbody);
+  await app.register(multipart, {
+    attachFieldsToBody: "keyValues",
+    limits: { fieldSize: config.bodyLimitBytes, fileSize: config.bodyLimitBytes },
+  });
+  // Bodies of any other type are read (so the size limit holds) and ignored, as Django does.
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, _body, done) => done(null, undefined));
+
+  const methods = new MethodTable();
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) {
+      return reply.status(error.status).headers(error.headers).send(errorBody(error.message, error.code, error.extra));
+    }
+    const status = error.statusCode ?? 500;
+    if (status === 413) return reply.status(413).send(errorBody("Request body is too large", "BAD_REQUEST"));
+    if (status >= 400 && status < 500) {
+      return reply.status(status).send(errorBody(`Malformed request: ${error.message}`, "BAD_REQUEST"));
+    }
+    request.log.error({ err: error }, "unhandled error");
+    return reply.status(500).send(errorBody("Internal server error", "INTERNAL_SERVER_ERROR"));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0] ?? "";
+    const allowed = methods.allowedMethods(path);
+    if (allowed.length > 0) {
+      return reply
+        .status(405)
+        .header("Allow", allowed.join(", "))
+        .send(errorBody("Method Not Allowed", "METHOD_NOT_ALLOWED", { allowed_methods: allowed }));
+    }
+    return reply.status(404).send(errorBody("Endpoint not found", "BAD_REQUEST"));
+  });
+
+  registerRoutes(app, services, methods, API_ROUTES);
+  avatarRoutes(app, services, methods);
+  return app;
+}

@@ -1,0 +1,221 @@
+// `parley <command>`: the server and the operator's tools.
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { randomPassword } from "./actions/credentials.ts";
+import { createRealm, RealmExistsError } from "./actions/realm.ts";
+import { createUser } from "./actions/users.ts";
+import { ConfigError, loadConfig, type Config } from "./config.ts";
+import { isRole, Role } from "./domain/roles.ts";
+import { ApiError } from "./http/errors.ts";
+import { getDefaultRealm, getUserByLoginEmail } from "./queries/users.ts";
+import { openServices, startServer } from "./server.ts";
+import type { Services } from "./services.ts";
+
+const HELP = `Usage: parley <command> [options]
+
+Commands:
+  serve                       Run the server (creates the organization on an empty database)
+  migrate                     Apply database migrations and exit
+  init --org-name N --owner-email E --owner-password P [--owner-name F] [--json]
+                              Create the organization and its owner on an empty database
+  create-user --email E --full-name N --password P [--role 100|200|300|400|600] [--bot] [--json]
+                              Create a user (or a bot with --bot)
+  api-key --email E [--json]  Print a user's API key
+
+Configuration comes from the environment: PORT, HOST, DATA_DIR, DATABASE_URL,
+EXTERNAL_URL, LOG_LEVEL, PARLEY_DEV_MODE (see README).`;
+
+class UsageError extends Error {}
+
+type Options = ParseArgsConfig["options"];
+
+function parse(args: string[], options: Options, required: string[]) {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args, options: options ?? {}, strict: true, allowPositionals: false }).values as typeof values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  for (const name of required) {
+    if (typeof values[name] !== "string" || values[name] === "") throw new UsageError(`--${name} is required`);
+  }
+  return values;
+}
+
+function zuliprc(config: Config, email: string, apiKey: string): string {
+  return `[api]\nemail=${email}\nkey=${apiKey}\nsite=${config.externalUrl}\n`;
+}
+
+async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<T> {
+  const services = await openServices(loadConfig());
+  try {
+    return await fn(services);
+  } finally {
+    await services.storage.close();
+  }
+}
+
+async function requireRealm(services: Services) {
+  const realm = await getDefaultRealm(services.storage.db);
+  if (!realm) throw new UsageError("the database has no organization yet: run `parley init` or `parley serve` first");
+  return realm;
+}
+
+function printCredentials(config: Config, heading: string, email: string, password: string, apiKey: string): void {
+  process.stdout.write(
+    `${heading}\n  email:    ${email}\n  password: ${password}\n  API key:  ${apiKey}\n\n` +
+      `A zuliprc for the Zulip API bindings and terminal client:\n\n${zuliprc(config, email, apiKey)}\n`,
+  );
+}
+
+async function serve(): Promise<void> {
+  const config = loadConfig();
+  const services = await openServices(config);
+  if (!(await getDefaultRealm(services.storage.db))) {
+    const password = randomPassword();
+    const email = process.env.OWNER_EMAIL || "owner@parley.example";
+    const { owner } = await createRealm(services, {
+      name: config.defaultOrgName,
+      ownerEmail: email,
+      ownerPassword: password,
+      ownerFullName: "Owner",
+    });
+    printCredentials(config, `Created the organization "${config.defaultOrgName}" and its owner (shown once):`, owner.delivery_email, password, owner.api_key);
+  }
+  const server = await startServer(services);
+  server.app.log.info(`Parley listening on ${server.url} (${services.storage.dialect})`);
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    server.app.log.info(`${signal}: finishing in-flight requests`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        server.app.log.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+async function init(args: string[]): Promise<void> {
+  const v = parse(
+    args,
+    {
+      "org-name": { type: "string" },
+      "owner-email": { type: "string" },
+      "owner-password": { type: "string" },
+      "owner-name": { type: "string" },
+      json: { type: "boolean" },
+    },
+    ["org-name", "owner-email", "owner-password"],
+  );
+  await withServices(async (services) => {
+    const { owner } = await createRealm(services, {
+      name: v["org-name"] as string,
+      ownerEmail: v["owner-email"] as string,
+      ownerPassword: v["owner-password"] as string,
+      ownerFullName: (v["owner-name"] as string | undefined) ?? "Owner",
+    });
+    const realmUrl = services.config.externalUrl;
+    if (v.json) {
+      process.stdout.write(JSON.stringify({ user_id: owner.id, email: owner.delivery_email, api_key: owner.api_key, realm_url: realmUrl }) + "\n");
+    } else {
+      printCredentials(services.config, "Created the organization and its owner:", owner.delivery_email, v["owner-password"] as string, owner.api_key);
+    }
+  });
+}
+
+async function createUserCommand(args: string[]): Promise<void> {
+  const v = parse(
+    args,
+    {
+      email: { type: "string" },
+      "full-name": { type: "string" },
+      password: { type: "string" },
+      role: { type: "string" },
+      bot: { type: "boolean" },
+      json: { type: "boolean" },
+    },
+    ["email", "full-name", "password"],
+  );
+  const role = v.role === undefined ? Role.MEMBER : Number(v.role);
+  if (!/^\d+$/.test(String(v.role ?? "400")) || !isRole(role)) throw new UsageError("--role must be one of 100, 200, 300, 400, 600");
+  await withServices(async (services) => {
+    const realm = await requireRealm(services);
+    const user = await createUser(services, realm, null, {
+      email: v.email as string,
+      fullName: v["full-name"] as string,
+      password: v.password as string,
+      role,
+      isBot: v.bot === true,
+    });
+    if (v.json) {
+      process.stdout.write(JSON.stringify({ user_id: user.id, email: user.delivery_email, api_key: user.api_key }) + "\n");
+    } else {
+      process.stdout.write(`Created ${user.is_bot ? "bot" : "user"} ${user.delivery_email} (id ${user.id}), API key ${user.api_key}\n`);
+    }
+  });
+}
+
+async function apiKeyCommand(args: string[]): Promise<void> {
+  const v = parse(args, { email: { type: "string" }, json: { type: "boolean" } }, ["email"]);
+  await withServices(async (services) => {
+    const realm = await requireRealm(services);
+    const user = await getUserByLoginEmail(services.storage.db, realm.id, v.email as string);
+    if (!user) throw new UsageError(`no user with email ${v.email as string}`);
+    process.stdout.write(v.json ? JSON.stringify({ user_id: user.id, email: user.delivery_email, api_key: user.api_key }) + "\n" : `${user.api_key}\n`);
+  });
+}
+
+async function migrate(): Promise<void> {
+  await withServices(async () => {
+    process.stdout.write("Database is up to date.\n");
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    switch (command) {
+      case "serve":
+        if (args.length > 0) throw new UsageError("serve takes no arguments");
+        await serve();
+        return -1; // keeps running
+      case "migrate":
+        await migrate();
+        return 0;
+      case "init":
+        await init(args);
+        return 0;
+      case "create-user":
+        await createUserCommand(args);
+        return 0;
+      case "api-key":
+        await apiKeyCommand(args);
+        return 0;
+      case "help":
+      case "--help":
+      case "-h":
+        process.stdout.write(HELP + "\n");
+        return 0;
+      default:
+        throw new UsageError(command === undefined ? "no command given" : `unknown command '${command}'`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`parley: ${error.message}\n\n${HELP}\n`);
+      return 2;
+    }
+    if (error instanceof ConfigError || error instanceof RealmExistsError || error instanceof ApiError) {
+      process.stderr.write(`parley: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+const code = await main(process.argv.slice(2));
+if (code >= 0) process.exit(code);

@@ -1,0 +1,81 @@
+// One typed configuration object, read from the environment once at start-up
+// and validated there, so nothing else in the code reads process.env.
+import path from "node:path";
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Where the embedded SQLite database lives when no DATABASE_URL is set. */
+  dataDir: string;
+  /** postgres://… to run on PostgreSQL; undefined means SQLite under dataDir. */
+  databaseUrl: string | undefined;
+  /** The organization's canonical URL as clients see it (realm_url). */
+  externalUrl: string;
+  /** Domain of the fake `user{id}@domain` API emails used when real emails are hidden. */
+  fakeEmailDomain: string;
+  logLevel: string;
+  /** Enables POST /dev_fetch_api_key and GET /dev_list_users. Never in production. */
+  devMode: boolean;
+  /** Largest request body accepted, in bytes. */
+  bodyLimitBytes: number;
+  /** Name of the organization created on an empty database by `serve`. */
+  defaultOrgName: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function intFrom(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got '${raw}'`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
+  return value;
+}
+
+function boolFrom(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (["1", "true", "yes", "on"].includes(raw.toLowerCase())) return true;
+  if (["0", "false", "no", "off"].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
+/** A domain usable in an email address: the URL's host name if it is one, else a reserved name. */
+function emailDomainFor(url: URL): string {
+  const host = url.hostname;
+  const looksLikeDomain = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(host) && !/^[\d.]+$/.test(host);
+  return looksLikeDomain ? host.toLowerCase() : "parley.invalid";
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const host = env.HOST || "127.0.0.1";
+  const port = intFrom(env, "PORT", 9991, 0, 65535);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError("DATABASE_URL must be a postgres:// URL (unset it to use SQLite)");
+  }
+  const externalUrlRaw = env.EXTERNAL_URL || `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  let externalUrl: URL;
+  try {
+    externalUrl = new URL(externalUrlRaw);
+  } catch {
+    throw new ConfigError(`EXTERNAL_URL is not a URL: '${externalUrlRaw}'`);
+  }
+  const config: Config = {
+    host,
+    port,
+    dataDir: path.resolve(env.DATA_DIR || "data"),
+    databaseUrl,
+    externalUrl: externalUrl.origin,
+    fakeEmailDomain: env.FAKE_EMAIL_DOMAIN || emailDomainFor(externalUrl),
+    logLevel: env.LOG_LEVEL || "info",
+    devMode: boolFrom(env, "PARLEY_DEV_MODE", false),
+    bodyLimitBytes: intFrom(env, "BODY_LIMIT_BYTES", 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    defaultOrgName: env.ORG_NAME || "Parley",
+    ...overrides,
+  };
+  return config;
+}

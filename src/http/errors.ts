@@ -1,0 +1,65 @@
+// The one error type every layer throws. Actions throw it for rule violations
+// (they know the Zulip code, not HTTP); the error handler turns it into the
+// JSON error envelope.
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Readonly<Record<string, unknown>> = {},
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** HTTP 400 BAD_REQUEST: Zulip's generic JsonableError. */
+export function badRequest(msg: string): ApiError {
+  return new ApiError(400, "BAD_REQUEST", msg);
+}
+
+export function missingArgument(name: string): ApiError {
+  return new ApiError(400, "REQUEST_VARIABLE_MISSING", `Missing '${name}' argument`, { var_name: name });
+}
+
+export function noSuchUser(): ApiError {
+  return badRequest("No such user");
+}
+
+/** Zulip answers "you may not" with HTTP 400 BAD_REQUEST, not 403. */
+export function insufficientPermission(): ApiError {
+  return badRequest("Insufficient permission");
+}
+
+/** Zulip's role-requirement errors: HTTP 400 with code UNAUTHORIZED_PRINCIPAL. */
+export function mustBeAdmin(): ApiError {
+  return new ApiError(400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+}
+
+export function mustBeOwner(): ApiError {
+  return new ApiError(400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+}
+
+export function humansOnly(): ApiError {
+  return badRequest("This endpoint does not accept bot requests.");
+}
+
+const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="zulip"' };
+
+/** HTTP 401 for requests without usable credentials. */
+export function unauthorized(msg = "Not logged in: API authentication or user session required"): ApiError {
+  return new ApiError(401, "UNAUTHORIZED", msg, {}, BASIC_CHALLENGE);
+}
+
+export function invalidApiKey(): ApiError {
+  return new ApiError(401, "INVALID_API_KEY", "Invalid API key", {}, BASIC_CHALLENGE);
+}
+
+export function userDeactivated(): ApiError {
+  return new ApiError(401, "USER_DEACTIVATED", "Account is deactivated");
+}
+
+export function realmDeactivated(): ApiError {
+  return new ApiError(401, "REALM_DEACTIVATED", "This organization has been deactivated");
+}

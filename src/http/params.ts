@@ -1,0 +1,188 @@
+// Declared request parameters, Zulip style: each endpoint lists its parameters
+// once (type, required or default) and this module converts the raw strings,
+// fills defaults and produces Zulip's error messages. Lists, objects and
+// booleans arrive JSON-encoded; integers as decimal strings; strings raw.
+import { ApiError, badRequest, missingArgument } from "./errors.ts";
+
+/** Checks a JSON-decoded value and returns it typed; `name` is used in error messages. */
+export type Validator<T> = (value: unknown, name: string) => T;
+
+export const check = {
+  int: ((value, name) => {
+    if (typeof value !== "number" || !Number.isSafeInteger(value)) throw badRequest(`${name} is not an integer`);
+    return value;
+  }) as Validator<number>,
+
+  bool: ((value, name) => {
+    if (typeof value !== "boolean") throw badRequest(`${name} is not a boolean`);
+    return value;
+  }) as Validator<boolean>,
+
+  string: ((value, name) => {
+    if (typeof value !== "string") throw badRequest(`${name} is not a string`);
+    return value;
+  }) as Validator<string>,
+
+  list<T>(item: Validator<T>): Validator<T[]> {
+    return (value, name) => {
+      if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
+      return value.map((v, i) => item(v, `${name}[${i}]`));
+    };
+  },
+
+  /** A JSON object with declared keys; unknown keys are rejected, as Zulip's validators do. */
+  object<S extends Record<string, Validator<unknown>>>(
+    shape: S,
+    optional: ReadonlyArray<keyof S> = [],
+  ): Validator<{ [K in keyof S]: ReturnType<S[K]> }> {
+    return (value, name) => {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) throw badRequest(`${name} is not a dict`);
+      const record = value as Record<string, unknown>;
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(record)) {
+        if (!(key in shape)) throw badRequest(`${name} has an unexpected key '${key}'`);
+      }
+      for (const [key, validate] of Object.entries(shape)) {
+        if (record[key] === undefined) {
+          if (optional.includes(key)) continue;
+          throw badRequest(`${name} is missing key '${key}'`);
+        }
+        out[key] = validate(record[key], `${name}["${key}"]`);
+      }
+      return out as { [K in keyof S]: ReturnType<S[K]> };
+    };
+  },
+
+  nullable<T>(inner: Validator<T>): Validator<T | null> {
+    return (value, name) => (value === null ? null : inner(value, name));
+  },
+
+  oneOf<T extends string | number>(allowed: readonly T[]): Validator<T> {
+    return (value, name) => {
+      if (!allowed.includes(value as T)) throw badRequest(`Invalid ${name}`);
+      return value as T;
+    };
+  },
+};
+
+type Mode = "required" | "default" | "optional";
+
+/** One declared parameter: how to convert the raw string, and what to do when it is absent. */
+export class Param<T, M extends Mode = "optional"> {
+  constructor(
+    readonly convert: (raw: string, name: string) => T,
+    readonly mode: M,
+    readonly defaultValue?: T,
+  ) {}
+
+  required(): Param<T, "required"> {
+    return new Param(this.convert, "required");
+  }
+
+  default(value: T): Param<T, "default"> {
+    return new Param(this.convert, "default", value);
+  }
+}
+
+function parseJson(raw: string, name: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw badRequest(`Argument "${name}" is not valid JSON.`);
+  }
+}
+
+export const param = {
+  /** Raw string, as Zulip passes strings: not JSON-decoded. */
+  string(): Param<string> {
+    return new Param((raw) => raw, "optional");
+  },
+
+  int(): Param<number> {
+    return new Param((raw, name) => {
+      if (!/^-?\d+$/.test(raw.trim())) throw badRequest(`${name} is not an integer`);
+      const value = Number(raw.trim());
+      if (!Number.isSafeInteger(value)) throw badRequest(`${name} is not an integer`);
+      return value;
+    }, "optional");
+  },
+
+  bool(): Param<boolean> {
+    return new Param((raw, name) => check.bool(parseJson(raw, name), name), "optional");
+  },
+
+  /** A JSON-encoded value checked by a validator (lists, objects, nullable values). */
+  json<T>(validator: Validator<T>): Param<T> {
+    return new Param((raw, name) => validator(parseJson(raw, name), name), "optional");
+  },
+
+  /** One of a fixed set of raw strings. */
+  choice<T extends string>(allowed: readonly T[]): Param<T> {
+    return new Param((raw, name) => {
+      if (!allowed.includes(raw as T)) throw badRequest(`Invalid ${name}`);
+      return raw as T;
+    }, "optional");
+  },
+};
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ParamShape = Record<string, Param<any, Mode>>;
+
+export type ParamsOf<S extends ParamShape> = {
+  [K in keyof S]: S[K] extends Param<infer T, infer M> ? (M extends "optional" ? T | undefined : T) : never;
+};
+
+export interface ParsedParams<S extends ParamShape> {
+  values: ParamsOf<S>;
+  /** Names the request sent that the endpoint does not declare. */
+  ignored: string[];
+}
+
+/**
+ * Converts raw request values by the declaration. `pathParams` come from the
+ * URL and are never reported as ignored.
+ */
+export function parseParams<S extends ParamShape>(
+  shape: S,
+  raw: Readonly<Record<string, string>>,
+  pathParamNames: readonly string[] = [],
+): ParsedParams<S> {
+  const values: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(shape)) {
+    const rawValue = raw[name];
+    if (rawValue === undefined) {
+      if (spec.mode === "required") throw missingArgument(name);
+      values[name] = spec.defaultValue;
+      continue;
+    }
+    values[name] = spec.convert(rawValue, name);
+  }
+  const ignored = Object.keys(raw).filter((name) => !(name in shape) && !pathParamNames.includes(name));
+  return { values: values as ParamsOf<S>, ignored };
+}
+
+/**
+ * Flattens the query string and body into one name → raw string map. Body
+ * values win over query values; for a repeated name the last value counts, as
+ * in Django. A JSON request body is accepted too: its non-string values are
+ * re-encoded so that they parse like form fields.
+ */
+export function collectRawParams(query: unknown, body: unknown, bodyIsJson: boolean): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const source of [query, body]) {
+    if (typeof source !== "object" || source === null || Array.isArray(source) || Buffer.isBuffer(source)) continue;
+    const repeatedAsArray = !(bodyIsJson && source === body);
+    for (const [name, value] of Object.entries(source as Record<string, unknown>)) {
+      const last = Array.isArray(value) && repeatedAsArray ? value[value.length - 1] : value;
+      if (last === undefined) continue;
+      if (typeof last === "string") out[name] = last;
+      else if (Buffer.isBuffer(last)) continue; // uploaded files are read by the endpoints that take them
+      else out[name] = JSON.stringify(last);
+    }
+  }
+  return out;
+}
+
+export function isApiError(error: unknown): error is ApiError {
+  return error instanceof ApiError;
+}

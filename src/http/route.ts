@@ -1,0 +1,126 @@
+// The one mechanism every API endpoint goes through: authentication, declared
+// parameters, the success envelope with ignored_parameters_unsupported, and
+// the method table that lets unknown methods get a 405.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { authenticateApiKey, type Authenticated } from "../actions/auth.ts";
+import type { Services } from "../services.ts";
+import { unauthorized } from "./errors.ts";
+import { collectRawParams, parseParams, type ParamShape, type ParamsOf } from "./params.ts";
+
+export const API_PREFIX = "/api/v1";
+
+export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+
+/** Reply data merged into `{"result":"success","msg":""}`. */
+export type ReplyData = Record<string, unknown>;
+
+export interface PublicRequest {
+  services: Services;
+  http: FastifyRequest;
+}
+
+export interface ApiRequest extends PublicRequest, Authenticated {}
+
+interface RouteSpecBase<S extends ParamShape> {
+  method: HttpMethod;
+  /** Path under /api/v1, with :name for path parameters. */
+  path: string;
+  params: S;
+}
+
+export interface AuthedRouteSpec<S extends ParamShape> extends RouteSpecBase<S> {
+  auth: "api";
+  handler(request: ApiRequest, params: ParamsOf<S>): Promise<ReplyData | void>;
+}
+
+export interface PublicRouteSpec<S extends ParamShape> extends RouteSpecBase<S> {
+  auth: "none";
+  handler(request: PublicRequest, params: ParamsOf<S>): Promise<ReplyData | void>;
+}
+
+export type Route = AuthedRouteSpec<ParamShape> | PublicRouteSpec<ParamShape>;
+
+/** Declares an endpoint; the generic keeps the handler's parameter types exact. */
+export function defineRoute<S extends ParamShape>(spec: AuthedRouteSpec<S> | PublicRouteSpec<S>): Route {
+  return spec as unknown as Route;
+}
+
+/** Reads HTTP Basic credentials, or throws the 401 Zulip gives. */
+export function basicCredentials(header: string | undefined): { email: string; apiKey: string } {
+  if (header === undefined || header === "") throw unauthorized();
+  const [scheme, encoded, ...rest] = header.trim().split(/\s+/);
+  if (scheme?.toLowerCase() !== "basic") throw unauthorized("This endpoint requires HTTP basic authentication.");
+  if (encoded === undefined || rest.length > 0) throw unauthorized("Invalid authorization header for basic auth");
+  const decoded = Buffer.from(encoded, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon < 0) throw unauthorized("Invalid authorization header for basic auth");
+  return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
+}
+
+function pathParamNames(path: string): string[] {
+  return [...path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
+}
+
+function pathPattern(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_]+/g, "[^/]+");
+  return new RegExp(`^${escaped}/?$`);
+}
+
+/** Which methods each registered path accepts, for 405 replies. */
+export class MethodTable {
+  readonly #entries: { pattern: RegExp; methods: Set<string> }[] = [];
+
+  add(fullPath: string, method: string): void {
+    const source = pathPattern(fullPath).source;
+    let entry = this.#entries.find((e) => e.pattern.source === source);
+    if (!entry) {
+      entry = { pattern: pathPattern(fullPath), methods: new Set() };
+      this.#entries.push(entry);
+    }
+    entry.methods.add(method);
+    if (method === "GET") entry.methods.add("HEAD");
+  }
+
+  /** The methods a URL path accepts; empty when no route has that path. */
+  allowedMethods(urlPath: string): string[] {
+    const methods = new Set<string>();
+    for (const entry of this.#entries) {
+      if (entry.pattern.test(urlPath)) for (const m of entry.methods) methods.add(m);
+    }
+    return [...methods];
+  }
+}
+
+function successBody(data: ReplyData | void, ignored: string[]): ReplyData {
+  const body: ReplyData = { result: "success", msg: "", ...(data ?? {}) };
+  if (ignored.length > 0) body.ignored_parameters_unsupported = ignored.sort();
+  return body;
+}
+
+export function registerRoutes(app: FastifyInstance, services: Services, methods: MethodTable, routes: readonly Route[]): void {
+  for (const route of routes) {
+    const url = API_PREFIX + route.path;
+    const pathNames = pathParamNames(route.path);
+    methods.add(url, route.method);
+    app.route({
+      method: route.method,
+      url,
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        const authed = route.auth === "api" ? await authenticate(services, request) : undefined;
+        const raw = collectRawParams(request.query, request.body, request.headers["content-type"]?.startsWith("application/json") ?? false);
+        Object.assign(raw, request.params as Record<string, string>);
+        const { values, ignored } = parseParams(route.params, raw, pathNames);
+        const data =
+          route.auth === "api"
+            ? await route.handler({ services, http: request, ...authed! }, values)
+            : await route.handler({ services, http: request }, values);
+        return reply.send(successBody(data, ignored));
+      },
+    });
+  }
+}
+
+async function authenticate(services: Services, request: FastifyRequest): Promise<Authenticated> {
+  const { email, apiKey } = basicCredentials(request.headers.authorization);
+  return authenticateApiKey(services, email, apiKey);
+}

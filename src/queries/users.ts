@@ -1,0 +1,191 @@
+// Reading users, and the one serializer that turns a user row into the API
+// user object (REST replies, register's initial state and events all use it).
+import type { Kysely } from "kysely";
+import { sql } from "kysely";
+import type { Config } from "../config.ts";
+import { isAdmin, isGuest, isOwner } from "../domain/roles.ts";
+import { canSeeDeliveryEmail } from "../domain/users.ts";
+import type { Database, Realm, User } from "../storage/schema.ts";
+
+/** Who is looking: decides whether real email addresses are shown. */
+export interface Viewer {
+  id: number;
+  role: number;
+}
+
+export interface ApiUser {
+  user_id: number;
+  email: string;
+  delivery_email: string | null;
+  full_name: string;
+  date_joined: string;
+  is_active: boolean;
+  is_owner: boolean;
+  is_admin: boolean;
+  is_guest: boolean;
+  is_bot: boolean;
+  bot_type: number | null;
+  bot_owner_id?: number | null;
+  is_system_bot?: boolean;
+  role: number;
+  timezone: string;
+  avatar_url: string | null;
+  avatar_version: number;
+  profile_data?: Record<string, { value: string; rendered_value?: string }>;
+}
+
+export interface FormatOptions {
+  /** Custom profile field values by field ID; given only when the caller asked for them. */
+  profileData?: Record<string, { value: string; rendered_value?: string }>;
+}
+
+/** ISO 8601 in UTC with an explicit offset, as Python's isoformat() writes it. */
+export function isoTimestamp(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "+00:00");
+}
+
+export function avatarUrl(config: Config, user: Pick<User, "id" | "avatar_version">): string {
+  return `${config.externalUrl}/avatar/${user.id}?v=${user.avatar_version}`;
+}
+
+export function formatUser(config: Config, user: User, viewer: Viewer, options: FormatOptions = {}): ApiUser {
+  const seesEmail = user.is_bot || viewer.id === user.id || canSeeDeliveryEmail(user.email_address_visibility, viewer.role);
+  const result: ApiUser = {
+    user_id: user.id,
+    email: user.email,
+    delivery_email: seesEmail ? user.delivery_email : null,
+    full_name: user.full_name,
+    date_joined: isoTimestamp(user.date_joined),
+    is_active: user.is_active,
+    is_owner: isOwner(user.role),
+    is_admin: isAdmin(user.role),
+    is_guest: isGuest(user.role),
+    is_bot: user.is_bot,
+    bot_type: user.is_bot ? user.bot_type : null,
+    role: user.role,
+    timezone: user.timezone,
+    // Default avatars are served by this server, not an external provider, so
+    // there is never a URL for the client to compute itself: never null.
+    avatar_url: avatarUrl(config, user),
+    avatar_version: user.avatar_version,
+  };
+  if (user.is_bot) {
+    result.bot_owner_id = user.bot_owner_id;
+    if (user.is_system_bot) result.is_system_bot = true;
+  } else if (options.profileData !== undefined) {
+    result.profile_data = options.profileData;
+  }
+  return result;
+}
+
+export async function getRealm(db: Kysely<Database>, realmId: number): Promise<Realm | undefined> {
+  return db.selectFrom("realms").selectAll().where("id", "=", realmId).executeTakeFirst();
+}
+
+/** The organization served at the server's root (the only one, for now). */
+export async function getDefaultRealm(db: Kysely<Database>): Promise<Realm | undefined> {
+  return db.selectFrom("realms").selectAll().where("string_id", "=", "").executeTakeFirst();
+}
+
+export async function getUserById(db: Kysely<Database>, realmId: number, userId: number): Promise<User | undefined> {
+  return db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("id", "=", userId).executeTakeFirst();
+}
+
+export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
+  return db
+    .selectFrom("users")
+    .selectAll()
+    .where("realm_id", "=", realmId)
+    .where(sql<string>`lower(delivery_email)`, "=", email.toLowerCase())
+    .executeTakeFirst();
+}
+
+/** A user by the address an API client would know: the real one, or the API (possibly fake) one. */
+export async function getUserByLoginEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
+  const lower = email.toLowerCase();
+  return db
+    .selectFrom("users")
+    .selectAll()
+    .where("realm_id", "=", realmId)
+    .where((eb) => eb.or([eb(sql<string>`lower(delivery_email)`, "=", lower), eb(sql<string>`lower(email)`, "=", lower)]))
+    .orderBy("id")
+    .executeTakeFirst();
+}
+
+/** Every user of the organization that GET /users lists: humans and bots, active or not, but not system bots. */
+export async function listRealmUsers(db: Kysely<Database>, realmId: number): Promise<User[]> {
+  return db
+    .selectFrom("users")
+    .selectAll()
+    .where("realm_id", "=", realmId)
+    .where("is_system_bot", "=", false)
+    .orderBy("id")
+    .execute();
+}
+
+export async function listActiveUsers(db: Kysely<Database>, realmId: number): Promise<Pick<User, "id" | "role">[]> {
+  return db
+    .selectFrom("users")
+    .select(["id", "role"])
+    .where("realm_id", "=", realmId)
+    .where("is_active", "=", true)
+    .where("is_system_bot", "=", false)
+    .execute();
+}
+
+export async function countActiveHumanOwners(db: Kysely<Database>, realmId: number): Promise<number> {
+  const row = await db
+    .selectFrom("users")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("realm_id", "=", realmId)
+    .where("role", "=", 100)
+    .where("is_active", "=", true)
+    .where("is_bot", "=", false)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function countActiveHumans(db: Kysely<Database>, realmId: number): Promise<number> {
+  const row = await db
+    .selectFrom("users")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("realm_id", "=", realmId)
+    .where("is_active", "=", true)
+    .where("is_bot", "=", false)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Active human users, by email: the accounts the development login lists. */
+export async function listDevLoginUsers(db: Kysely<Database>, realmId: number): Promise<Pick<User, "delivery_email" | "role">[]> {
+  return db
+    .selectFrom("users")
+    .select(["delivery_email", "role"])
+    .where("realm_id", "=", realmId)
+    .where("is_active", "=", true)
+    .where("is_bot", "=", false)
+    .orderBy("delivery_email")
+    .execute();
+}
+
+/**
+ * A user by email as `viewer` may name them: the fake API address finds
+ * anyone; a real address finds only users whose real address the viewer may see.
+ */
+export async function lookUpUserForViewer(
+  db: Kysely<Database>,
+  realmId: number,
+  email: string,
+  viewer: Viewer,
+  fakeEmailDomain: string,
+): Promise<User | undefined> {
+  const fake = new RegExp(`^user(\\d+)@${fakeEmailDomain.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "i").exec(email);
+  if (fake) {
+    const user = await getUserById(db, realmId, Number(fake[1]));
+    return user && user.email.toLowerCase() === email.toLowerCase() ? user : undefined;
+  }
+  const user = await getUserByDeliveryEmail(db, realmId, email);
+  if (!user) return undefined;
+  const visible = user.is_bot || user.id === viewer.id || canSeeDeliveryEmail(user.email_address_visibility, viewer.role);
+  return visible ? user : undefined;
+}

@@ -1,0 +1,42 @@
+// Wiring for a running server: storage, migrations, services and the app.
+import path from "node:path";
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "./app.ts";
+import type { Config } from "./config.ts";
+import { LocalNotifier } from "./events/notifier.ts";
+import { openStorage, type Storage } from "./storage/database.ts";
+import { migrateToLatest } from "./storage/migrate.ts";
+import { unixNow, type Services } from "./services.ts";
+
+export async function openConfiguredStorage(config: Config): Promise<Storage> {
+  return openStorage({ databaseUrl: config.databaseUrl, sqlitePath: path.join(config.dataDir, "parley.sqlite3") });
+}
+
+/** Storage opened and migrated, with the services actions need. */
+export async function openServices(config: Config, storage?: Storage): Promise<Services> {
+  const opened = storage ?? (await openConfiguredStorage(config));
+  await migrateToLatest(opened);
+  return { config, storage: opened, notifier: new LocalNotifier(), now: unixNow };
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  services: Services;
+  url: string;
+  /** Stops accepting requests, lets in-flight ones finish, then closes the database. */
+  close(): Promise<void>;
+}
+
+export async function startServer(services: Services): Promise<RunningServer> {
+  const app = await buildApp(services);
+  const address = await app.listen({ host: services.config.host, port: services.config.port });
+  return {
+    app,
+    services,
+    url: address,
+    close: async () => {
+      await app.close();
+      await services.storage.close();
+    },
+  };
+}

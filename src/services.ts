@@ -1,0 +1,16 @@
+// What actions need from the outside world, passed explicitly (no globals).
+import type { Config } from "./config.ts";
+import type { Notifier } from "./events/notifier.ts";
+import type { Storage } from "./storage/database.ts";
+
+export interface Services {
+  config: Config;
+  storage: Storage;
+  notifier: Notifier;
+  /** Current time in UNIX seconds; tests may replace it. */
+  now(): number;
+}
+
+export function unixNow(): number {
+  return Math.floor(Date.now() / 1000);
+}

@@ -1,0 +1,100 @@
+// Opens the one Kysely database the server uses: SQLite (better-sqlite3) by
+// default, PostgreSQL (pg) when a postgres:// URL is given.
+import fs from "node:fs";
+import path from "node:path";
+import SQLite from "better-sqlite3";
+import pg from "pg";
+import {
+  Kysely,
+  OperationNodeTransformer,
+  PostgresDialect,
+  SqliteDialect,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type PrimitiveValueListNode,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+  type ValueNode,
+} from "kysely";
+import { BOOLEAN_COLUMNS, type Database } from "./schema.ts";
+
+export type Dialect = "sqlite" | "postgres";
+
+export interface Storage {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+export interface StorageOptions {
+  /** postgres://… URL; when absent, SQLite at sqlitePath. */
+  databaseUrl?: string | undefined;
+  sqlitePath?: string;
+  /** PostgreSQL schema to use (created if missing); tests use one per app. */
+  pgSchema?: string;
+}
+
+// count(*) and bigint columns come back from pg as strings; every such value
+// this server stores (times, counts) fits a JavaScript number.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+class BooleanToIntegerTransformer extends OperationNodeTransformer {
+  protected override transformValue(node: ValueNode): ValueNode {
+    const value = node.value;
+    return typeof value === "boolean" ? { ...node, value: value ? 1 : 0 } : super.transformValue(node);
+  }
+
+  protected override transformPrimitiveValueList(node: PrimitiveValueListNode): PrimitiveValueListNode {
+    return { ...node, values: node.values.map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : v)) };
+  }
+}
+
+/** SQLite binds no booleans and returns 0/1: translate both ways so rows have one type on both dialects. */
+class SqliteBooleanPlugin implements KyselyPlugin {
+  readonly #transformer = new BooleanToIntegerTransformer();
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return this.#transformer.transformNode(args.node);
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    for (const row of args.result.rows) {
+      for (const key of Object.keys(row)) {
+        if (BOOLEAN_COLUMNS.has(key) && typeof row[key] === "number") row[key] = row[key] !== 0;
+      }
+    }
+    return args.result;
+  }
+}
+
+export async function openStorage(options: StorageOptions): Promise<Storage> {
+  if (options.databaseUrl) {
+    const schema = options.pgSchema;
+    if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: 10,
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    });
+    if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: "postgres", close: () => db.destroy() };
+  }
+
+  const file = options.sqlitePath ?? ":memory:";
+  if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new SQLite(file);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("busy_timeout = 5000");
+  // WAL with synchronous=NORMAL can lose the last commits on power loss; FULL keeps
+  // every acknowledged write.
+  sqlite.pragma("synchronous = FULL");
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: sqlite }),
+    plugins: [new SqliteBooleanPlugin()],
+  });
+  return { db, dialect: "sqlite", close: () => db.destroy() };
+}
