@@ -9,6 +9,8 @@ export interface Config {
   dataDir: string;
   /** postgres://… to run on PostgreSQL; undefined means SQLite under dataDir. */
   databaseUrl: string | undefined;
+  /** PostgreSQL schema to keep the tables in (created if missing); undefined: the server's default. */
+  pgSchema: string | undefined;
   /** The organization's canonical URL as clients see it (realm_url). */
   externalUrl: string;
   /** Domain of the fake `user{id}@domain` API emails used when real emails are hidden. */
@@ -57,6 +59,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError("DATABASE_URL must be a postgres:// URL (unset it to use SQLite)");
   }
+  const pgSchema = env.PG_SCHEMA || undefined;
+  if (pgSchema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(pgSchema)) {
+    throw new ConfigError("PG_SCHEMA must be a lower-case SQL identifier");
+  }
   const externalUrlRaw = env.EXTERNAL_URL || `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   let externalUrl: URL;
   try {
@@ -69,6 +75,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     dataDir: path.resolve(env.DATA_DIR || "data"),
     databaseUrl,
+    pgSchema,
     externalUrl: externalUrl.origin,
     fakeEmailDomain: env.FAKE_EMAIL_DOMAIN || emailDomainFor(externalUrl),
     logLevel: env.LOG_LEVEL || "info",

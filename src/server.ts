@@ -9,7 +9,11 @@ import { migrateToLatest } from "./storage/migrate.ts";
 import { unixNow, type Services } from "./services.ts";
 
 export async function openConfiguredStorage(config: Config): Promise<Storage> {
-  return openStorage({ databaseUrl: config.databaseUrl, sqlitePath: path.join(config.dataDir, "parley.sqlite3") });
+  return openStorage({
+    databaseUrl: config.databaseUrl,
+    sqlitePath: path.join(config.dataDir, "parley.sqlite3"),
+    ...(config.pgSchema ? { pgSchema: config.pgSchema } : {}),
+  });
 }
 
 /** Storage opened and migrated, with the services actions need. */

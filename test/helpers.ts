@@ -1,0 +1,216 @@
+// Starts a real Parley server on a fresh database — SQLite in a temporary
+// directory, or a fresh PostgreSQL schema when DATABASE_URL is set — with one
+// user of every role, and talks to it over HTTP like a client would.
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { createRealm } from "../src/actions/realm.ts";
+import { createUser } from "../src/actions/users.ts";
+import { loadConfig, type Config } from "../src/config.ts";
+import { Role } from "../src/domain/roles.ts";
+import type { ClientEvent, Notification } from "../src/events/notifier.ts";
+import { openStorage } from "../src/storage/database.ts";
+import type { Realm, User } from "../src/storage/schema.ts";
+import { openServices, startServer, type RunningServer } from "../src/server.ts";
+import type { Services } from "../src/services.ts";
+
+export interface TestUser {
+  id: number;
+  /** The real address: what a zuliprc holds and Basic auth accepts. */
+  email: string;
+  apiKey: string;
+  role: number;
+  password: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // Tests read arbitrary fields of replies.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+export type Encoding = "form" | "query" | "multipart" | "json";
+
+export interface RequestOptions {
+  /** How parameters travel; default: query string for GET, urlencoded body otherwise. */
+  encoding?: Encoding;
+  headers?: Record<string, string>;
+}
+
+export type Params = Record<string, unknown>;
+
+export interface TestApp {
+  url: string;
+  services: Services;
+  realm: Realm;
+  users: Record<"owner" | "admin" | "moderator" | "member" | "guest" | "bot", TestUser>;
+  /** Every event notified since start (or the last clearEvents), in order. */
+  events: Notification[];
+  clearEvents(): void;
+  /** Events of `type` (and `op`, if given) that reached `userId`. */
+  eventsFor(userId: number, type: string, op?: string): ClientEvent[];
+  api(user: TestUser | null, method: string, urlPath: string, params?: Params, options?: RequestOptions): Promise<ApiResponse>;
+  createUser(name: string, role?: number, options?: { bot?: boolean; botOwnerId?: number }): Promise<TestUser>;
+  close(): Promise<void>;
+}
+
+export const PG_URL = process.env.DATABASE_URL;
+export const DIALECT = PG_URL ? "postgres" : "sqlite";
+
+/** Parameter values as a Zulip client encodes them: strings raw, everything else JSON. */
+export function encodeValue(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+export function basicAuth(email: string, apiKey: string): string {
+  return `Basic ${Buffer.from(`${email}:${apiKey}`).toString("base64")}`;
+}
+
+async function request(baseUrl: string, user: TestUser | null, method: string, urlPath: string, params: Params, options: RequestOptions): Promise<ApiResponse> {
+  const encoding = options.encoding ?? (method === "GET" ? "query" : "form");
+  const headers: Record<string, string> = { ...options.headers };
+  if (user) headers.authorization = basicAuth(user.email, user.apiKey);
+  let url = `${baseUrl}/api/v1${urlPath}`;
+  let body: string | FormData | undefined;
+  const entries = Object.entries(params).map(([k, v]) => [k, encodeValue(v)] as [string, string]);
+  if (encoding === "query") {
+    if (entries.length > 0) url += (url.includes("?") ? "&" : "?") + new URLSearchParams(entries).toString();
+  } else if (encoding === "form") {
+    headers["content-type"] = "application/x-www-form-urlencoded";
+    body = new URLSearchParams(entries).toString();
+  } else if (encoding === "multipart") {
+    const form = new FormData();
+    for (const [k, v] of entries) form.append(k, v);
+    body = form;
+  } else {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(params);
+  }
+  const response = await fetch(url, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Non-JSON bodies are returned as text so a test can show what came back.
+  }
+  return { status: response.status, headers: response.headers, body: parsed };
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return loadConfig(
+    { HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "silent", EXTERNAL_URL: "http://parley.test", ...(PG_URL ? { DATABASE_URL: PG_URL } : {}) },
+    overrides,
+  );
+}
+
+/** Opens storage on a fresh database: a temp SQLite file, or a new PostgreSQL schema. */
+async function freshStorage(config: Config) {
+  if (PG_URL) {
+    const schema = `t_${crypto.randomBytes(6).toString("hex")}`;
+    const storage = await openStorage({ databaseUrl: PG_URL, pgSchema: schema });
+    return {
+      storage,
+      cleanup: async () => {
+        const client = new pg.Client({ connectionString: PG_URL });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await client.end();
+      },
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-test-"));
+  const storage = await openStorage({ sqlitePath: path.join(dir, "parley.sqlite3") });
+  void config;
+  return { storage, cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+  const config = testConfig(overrides);
+  const { storage, cleanup } = await freshStorage(config);
+  const services = await openServices(config, storage);
+  const ownerPassword = "owner-password";
+  const { realm, owner } = await createRealm(services, {
+    name: "Test Org",
+    ownerEmail: "owner@example.com",
+    ownerPassword,
+    ownerFullName: "Olivia Owner",
+  });
+  const events: Notification[] = [];
+  services.notifier.subscribe((n) => events.push(n));
+
+  let server: RunningServer | undefined = await startServer(services);
+  const baseUrl = server.url;
+
+  const make = async (name: string, role: number = Role.MEMBER, options: { bot?: boolean; botOwnerId?: number } = {}): Promise<TestUser> => {
+    const password = `${name}-password`;
+    const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+    const user: User = await createUser(services, realm, null, {
+      email: `${slug}@example.com`,
+      fullName: name,
+      password: options.bot ? null : password,
+      role,
+      isBot: options.bot ?? false,
+      ...(options.botOwnerId !== undefined ? { botOwnerId: options.botOwnerId } : {}),
+    });
+    return { id: user.id, email: user.delivery_email, apiKey: user.api_key, role, password };
+  };
+
+  const users = {
+    owner: { id: owner.id, email: owner.delivery_email, apiKey: owner.api_key, role: Role.OWNER, password: ownerPassword },
+    admin: await make("Adam Admin", Role.ADMINISTRATOR),
+    moderator: await make("Mona Moderator", Role.MODERATOR),
+    member: await make("Max Member", Role.MEMBER),
+    guest: await make("Gus Guest", Role.GUEST),
+    bot: undefined as unknown as TestUser,
+  };
+  users.bot = await make("Bob Bot", Role.MEMBER, { bot: true, botOwnerId: users.member.id });
+  events.length = 0;
+
+  return {
+    url: baseUrl,
+    services,
+    realm,
+    users,
+    events,
+    clearEvents: () => {
+      events.length = 0;
+    },
+    eventsFor: (userId, type, op) =>
+      events.filter((n) => n.userIds.includes(userId) && n.event.type === type && (op === undefined || n.event.op === op)).map((n) => n.event),
+    api: (user, method, urlPath, params = {}, options = {}) => request(baseUrl, user, method, urlPath, params, options),
+    createUser: make,
+    close: async () => {
+      if (!server) return;
+      const closing = server;
+      server = undefined;
+      await closing.close();
+      await cleanup();
+    },
+  };
+}
+
+/** Asserts a JSON error reply: HTTP status, code, and (if given) message and extra fields. */
+export function assertError(response: ApiResponse, status: number, code: string, msg?: string | RegExp, extra?: Record<string, unknown>): void {
+  const context = JSON.stringify(response.body);
+  assert.equal(response.status, status, `status: ${context}`);
+  assert.equal(response.body.result, "error", context);
+  assert.equal(response.body.code, code, context);
+  if (typeof msg === "string") assert.equal(response.body.msg, msg, context);
+  else if (msg instanceof RegExp) assert.match(response.body.msg, msg, context);
+  for (const [key, value] of Object.entries(extra ?? {})) assert.deepEqual(response.body[key], value, `${key}: ${context}`);
+}
+
+/** Asserts a success reply and returns its body. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function assertSuccess(response: ApiResponse): any {
+  assert.equal(response.status, 200, JSON.stringify(response.body));
+  assert.equal(response.body.result, "success", JSON.stringify(response.body));
+  assert.equal(response.body.msg, "");
+  return response.body;
+}
