@@ -111,13 +111,22 @@ export function initialRealmSettings(systemGroupIds: ReadonlyMap<SystemGroupName
  * Reads the stored JSON: unknown keys are dropped, missing plain keys take the
  * default. Group settings are written at creation, so they are always stored.
  */
-export function parseRealmSettings(stored: string): RealmSettings {
+export function parseRealmSettings(stored: string): Readonly<RealmSettings> {
+  const cached = parsedSettings.get(stored);
+  if (cached) return cached;
   const parsed = JSON.parse(stored) as Partial<RealmSettings>;
-  return { ...structuredClone(REALM_SETTING_DEFAULTS), ...parsed } as RealmSettings;
+  const settings = Object.freeze({ ...structuredClone(REALM_SETTING_DEFAULTS), ...parsed } as RealmSettings);
+  // Every request reads the settings; the stored text rarely changes, so keep
+  // the last few parses (frozen, so no caller can alter a shared copy).
+  if (parsedSettings.size >= 16) parsedSettings.delete(parsedSettings.keys().next().value!);
+  parsedSettings.set(stored, settings);
+  return settings;
 }
 
+const parsedSettings = new Map<string, Readonly<RealmSettings>>();
+
 /** Whether password login is on: Zulip's "Email" authentication method. */
-export function passwordAuthEnabled(settings: RealmSettings): boolean {
+export function passwordAuthEnabled(settings: Readonly<RealmSettings>): boolean {
   return settings.authentication_methods.Email === true;
 }
 

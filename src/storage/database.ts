@@ -9,6 +9,7 @@ import {
   OperationNodeTransformer,
   PostgresDialect,
   SqliteDialect,
+  type SqliteDatabase,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
@@ -69,6 +70,29 @@ class SqliteBooleanPlugin implements KyselyPlugin {
   }
 }
 
+/**
+ * Kysely prepares every query afresh; better-sqlite3 statements are reusable,
+ * so keep the most recent ones by SQL text. Safe because better-sqlite3 runs
+ * a statement to completion synchronously (Kysely's streaming is not used).
+ */
+function withStatementCache(sqlite: SQLite.Database, size = 500): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare: (sql: string) => {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql); // re-insert below: most recently used last
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= size) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, statement);
+      return statement as unknown as ReturnType<SqliteDatabase["prepare"]>;
+    },
+  };
+}
+
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.databaseUrl) {
     const schema = options.pgSchema;
@@ -93,7 +117,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   // every acknowledged write.
   sqlite.pragma("synchronous = FULL");
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: sqlite }),
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
     plugins: [new SqliteBooleanPlugin()],
   });
   return { db, dialect: "sqlite", close: () => db.destroy() };
