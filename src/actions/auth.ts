@@ -47,8 +47,10 @@ function grantFor(user: User): ApiKeyGrant {
 export async function fetchApiKey(services: Services, username: string, password: string): Promise<ApiKeyGrant> {
   const realm = await realmForRequest(services);
   const user = await getUserByDeliveryEmail(services.storage.db, realm.id, username.trim());
-  // Verify the password before revealing anything about the account's state.
-  if (!user || user.is_bot || !(await verifyPassword(user.password_hash, password))) throw authenticationFailed();
+  // Verify the password before revealing anything about the account's state;
+  // verifyPassword takes as long for a missing account as for a wrong password.
+  const passwordHash = user && !user.is_bot ? user.password_hash : null;
+  if (!(await verifyPassword(passwordHash, password)) || !user) throw authenticationFailed();
   if (!user.is_active) throw userDeactivated();
   if (realm.deactivated) throw realmDeactivated();
   if (!passwordAuthEnabled(parseRealmSettings(realm.settings))) {

@@ -10,8 +10,19 @@ export function hashPassword(password: string): Promise<string> {
   return hash(password, ARGON2_OPTIONS);
 }
 
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * Checks a password. Without a hash (unknown user, account without password)
+ * it still runs one argon2 verification, so the reply time does not tell
+ * which accounts exist.
+ */
 export async function verifyPassword(passwordHash: string | null, password: string): Promise<boolean> {
-  if (passwordHash === null) return false;
+  if (passwordHash === null) {
+    dummyHash ??= hashPassword(randomPassword());
+    await verify(await dummyHash, password).catch(() => false);
+    return false;
+  }
   try {
     return await verify(passwordHash, password);
   } catch {
