@@ -53,6 +53,9 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?")[0] ?? "";
     const allowed = methods.allowedMethods(path);
+    if (allowed.length > 0 && request.method === "OPTIONS") {
+      return reply.status(204).header("Allow", allowed.join(", ")).send();
+    }
     if (allowed.length > 0) {
       return reply
         .status(405)
