@@ -22,7 +22,8 @@ Commands:
   api-key --email E [--json]  Print a user's API key
 
 Configuration comes from the environment: PORT, HOST, DATA_DIR, DATABASE_URL,
-EXTERNAL_URL, LOG_LEVEL, PARLEY_DEV_MODE (see README).`;
+PG_SCHEMA, EXTERNAL_URL, FAKE_EMAIL_DOMAIN, LOG_LEVEL, PARLEY_DEV_MODE,
+BODY_LIMIT_BYTES, and for the first \`serve\` ORG_NAME and OWNER_EMAIL (see README).`;
 
 class UsageError extends Error {}
 
