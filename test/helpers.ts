@@ -12,7 +12,7 @@ import { createUser } from "../src/actions/users.ts";
 import { loadConfig, type Config } from "../src/config.ts";
 import { Role } from "../src/domain/roles.ts";
 import type { ClientEvent, Notification } from "../src/events/notifier.ts";
-import { openStorage } from "../src/storage/database.ts";
+import { openStorage, type Storage } from "../src/storage/database.ts";
 import type { Realm, User } from "../src/storage/schema.ts";
 import { openServices, startServer, type RunningServer } from "../src/server.ts";
 import type { Services } from "../src/services.ts";
@@ -133,6 +133,16 @@ async function freshStorage(config: Config) {
 export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
   const config = testConfig(overrides);
   const { storage, cleanup } = await freshStorage(config);
+  try {
+    return await populate(config, storage, cleanup);
+  } catch (error) {
+    await storage.close().catch(() => {});
+    await cleanup();
+    throw error;
+  }
+}
+
+async function populate(config: Config, storage: Storage, cleanup: () => Promise<void>): Promise<TestApp> {
   const services = await openServices(config, storage);
   const ownerPassword = "owner-password";
   const { realm, owner } = await createRealm(services, {

@@ -1,6 +1,6 @@
 // Versioned migrations, run at start-up (and by `parley migrate`). Each file in
 // migrations/ is listed here so the set is the same under tsx and compiled JS.
-import { Migrator, type Kysely, type Migration, type MigrationResultSet } from "kysely";
+import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } from "kysely";
 import type { Dialect, Storage } from "./database.ts";
 import * as m0001 from "./migrations/0001_foundation.ts";
 
@@ -17,9 +17,17 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
   for (const [name, file] of Object.entries(MIGRATIONS)) {
     migrations[name] = { up: (db) => file.up(db, storage.dialect) };
   }
+  // On PostgreSQL, Kysely looks for its bookkeeping tables in every schema
+  // unless told which one; another Parley's tables in the same database would
+  // then be mistaken for ours. Pin them to the schema our tables live in.
+  const schema =
+    storage.dialect === "postgres"
+      ? (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(storage.db)).rows[0]?.schema
+      : undefined;
   const migrator = new Migrator({
     db: storage.db,
     provider: { getMigrations: async () => migrations },
+    ...(schema ? { migrationTableSchema: schema } : {}),
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error) {
