@@ -2,7 +2,9 @@
 // Zulip), its settings, its system bots and its owner, in one transaction.
 import { checkRealmName, initialRealmSettings } from "../domain/realm-settings.ts";
 import { BotType, Role } from "../domain/roles.ts";
-import { SYSTEM_GROUPS, type SystemGroupName } from "../domain/system-groups.ts";
+import { encodeGroupSetting } from "../domain/group-settings.ts";
+import { SYSTEM_GROUPS, SystemGroup, type SystemGroupName } from "../domain/system-groups.ts";
+import { USER_GROUP_SETTING_NAMES } from "../domain/user-groups.ts";
 import { checkFullName, checkPassword, isValidEmail } from "../domain/users.ts";
 import { badRequest } from "../http/errors.ts";
 import { getDefaultRealm } from "../queries/users.ts";
@@ -58,6 +60,13 @@ export async function createRealm(services: Services, input: CreateRealmInput): 
         .values({ supergroup_id: groupIds.get(group.parent)!, subgroup_id: groupIds.get(group.name)! })
         .execute();
     }
+    // Nobody manages, joins, leaves or mentions a system group: membership follows roles.
+    const nobody = encodeGroupSetting(groupIds.get(SystemGroup.NOBODY)!);
+    await trx
+      .updateTable("user_groups")
+      .set(Object.fromEntries(USER_GROUP_SETTING_NAMES.map((column) => [column, nobody])))
+      .where("realm_id", "=", realmId)
+      .execute();
     await trx
       .updateTable("realms")
       .set({ settings: JSON.stringify(initialRealmSettings(groupIds)) })

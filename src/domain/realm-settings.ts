@@ -2,11 +2,10 @@
 // realms.settings column stores a JSON object; a key missing there takes the
 // default here, so a setting added later needs no data migration.
 import { badRequest } from "../http/errors.ts";
+import type { GroupSettingValue } from "./group-settings.ts";
 import { SystemGroup, type SystemGroupName } from "./system-groups.ts";
 import { EmailVisibility } from "./users.ts";
 
-/** Group-setting value: a group ID, or an anonymous group of users and subgroups. */
-export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
 
 /** Plain (non-group) settings, with Zulip's defaults for a new organization. */
 export const REALM_SETTING_DEFAULTS = {

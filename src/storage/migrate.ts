@@ -3,6 +3,7 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } from "kysely";
 import type { Dialect, Storage } from "./database.ts";
 import * as m0001 from "./migrations/0001_foundation.ts";
+import * as m0002 from "./migrations/0002_channels_groups.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -10,6 +11,7 @@ interface MigrationFile {
 
 const MIGRATIONS: Record<string, MigrationFile> = {
   "0001_foundation": m0001,
+  "0002_channels_groups": m0002,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {

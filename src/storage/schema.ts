@@ -39,6 +39,9 @@ export interface UserTable {
   date_joined: number;
 }
 
+/** A group-setting value as stored: JSON text of a group ID or of {direct_members, direct_subgroups}. */
+export type StoredGroupSetting = string;
+
 export interface UserGroupTable {
   id: Generated<number>;
   realm_id: number;
@@ -48,6 +51,73 @@ export interface UserGroupTable {
   creator_id: number | null;
   date_created: number | null;
   deactivated: ColumnType<boolean, boolean | undefined, boolean>;
+  can_add_members_group: StoredGroupSetting | null;
+  can_join_group: StoredGroupSetting | null;
+  can_leave_group: StoredGroupSetting | null;
+  can_manage_group: StoredGroupSetting | null;
+  can_mention_group: StoredGroupSetting | null;
+  can_remove_members_group: StoredGroupSetting | null;
+}
+
+export interface ChannelFolderTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  description: string;
+  rendered_description: string;
+  sort_order: number;
+  date_created: number;
+  creator_id: number | null;
+  is_archived: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+export interface ChannelTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  description: string;
+  rendered_description: string;
+  date_created: number;
+  creator_id: number | null;
+  invite_only: ColumnType<boolean, boolean | undefined, boolean>;
+  is_web_public: ColumnType<boolean, boolean | undefined, boolean>;
+  history_public_to_subscribers: ColumnType<boolean, boolean | undefined, boolean>;
+  /** NULL: the organization's setting; -1: forever. */
+  message_retention_days: number | null;
+  topics_policy: string;
+  folder_id: number | null;
+  is_archived: ColumnType<boolean, boolean | undefined, boolean>;
+  is_recently_active: ColumnType<boolean, boolean | undefined, boolean>;
+  first_message_id: number | null;
+  can_add_subscribers_group: StoredGroupSetting;
+  can_remove_subscribers_group: StoredGroupSetting;
+  can_administer_channel_group: StoredGroupSetting;
+  can_delete_any_message_group: StoredGroupSetting;
+  can_delete_own_message_group: StoredGroupSetting;
+  can_move_messages_out_of_channel_group: StoredGroupSetting;
+  can_move_messages_within_channel_group: StoredGroupSetting;
+  can_resolve_topics_group: StoredGroupSetting;
+  can_send_message_group: StoredGroupSetting;
+  can_subscribe_group: StoredGroupSetting;
+}
+
+export interface SubscriptionTable {
+  user_id: number;
+  channel_id: number;
+  active: ColumnType<boolean, boolean | undefined, boolean>;
+  color: string;
+  is_muted: ColumnType<boolean, boolean | undefined, boolean>;
+  pin_to_top: ColumnType<boolean, boolean | undefined, boolean>;
+  desktop_notifications: boolean | null;
+  audible_notifications: boolean | null;
+  push_notifications: boolean | null;
+  email_notifications: boolean | null;
+  wildcard_mentions_notify: boolean | null;
+}
+
+export interface DefaultChannelTable {
+  realm_id: number;
+  channel_id: number;
 }
 
 export interface UserGroupMemberTable {
@@ -66,6 +136,10 @@ export interface Database {
   user_groups: UserGroupTable;
   user_group_members: UserGroupMemberTable;
   user_group_subgroups: UserGroupSubgroupTable;
+  channel_folders: ChannelFolderTable;
+  channels: ChannelTable;
+  subscriptions: SubscriptionTable;
+  default_channels: DefaultChannelTable;
 }
 
 /**
@@ -74,11 +148,24 @@ export interface Database {
  * A column name here must mean a boolean in every table that has it.
  */
 export const BOOLEAN_COLUMNS: ReadonlySet<string> = new Set([
+  "active",
+  "audible_notifications",
   "deactivated",
+  "desktop_notifications",
+  "email_notifications",
+  "history_public_to_subscribers",
+  "invite_only",
   "is_active",
+  "is_archived",
   "is_bot",
+  "is_muted",
+  "is_recently_active",
   "is_system_bot",
   "is_system_group",
+  "is_web_public",
+  "pin_to_top",
+  "push_notifications",
+  "wildcard_mentions_notify",
 ]);
 
 export type Realm = Selectable<RealmTable>;
@@ -87,3 +174,7 @@ export type User = Selectable<UserTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;
 export type UserGroup = Selectable<UserGroupTable>;
+export type Channel = Selectable<ChannelTable>;
+export type NewChannel = Insertable<ChannelTable>;
+export type Subscription = Selectable<SubscriptionTable>;
+export type ChannelFolder = Selectable<ChannelFolderTable>;

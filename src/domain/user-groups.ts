@@ -1,0 +1,40 @@
+// Rules about user groups that do not need the database.
+import { badRequest } from "../http/errors.ts";
+import { DEFAULT_RULE, type GroupSettingRule } from "./group-settings.ts";
+import { SystemGroup } from "./system-groups.ts";
+
+/** The permission settings every user group has. */
+export const USER_GROUP_SETTING_NAMES = [
+  "can_add_members_group",
+  "can_join_group",
+  "can_leave_group",
+  "can_manage_group",
+  "can_mention_group",
+  "can_remove_members_group",
+] as const;
+
+export type UserGroupSettingName = (typeof USER_GROUP_SETTING_NAMES)[number];
+
+export const USER_GROUP_SETTING_RULES: Record<UserGroupSettingName, GroupSettingRule> = {
+  can_add_members_group: { ...DEFAULT_RULE, allowEveryone: false },
+  can_join_group: { ...DEFAULT_RULE, allowEveryone: false },
+  can_leave_group: DEFAULT_RULE,
+  can_manage_group: { ...DEFAULT_RULE, allowEveryone: false },
+  can_mention_group: DEFAULT_RULE,
+  can_remove_members_group: { ...DEFAULT_RULE, allowEveryone: false },
+};
+
+export const MAX_GROUP_NAME_LENGTH = 100;
+const RESERVED_PREFIXES = ["@", "role:", "user:", "stream:", "channel:"];
+
+export function checkGroupName(raw: string): string {
+  const name = raw.trim();
+  if (name === "") throw badRequest("User group name cannot be empty.");
+  if (name.length > MAX_GROUP_NAME_LENGTH) throw badRequest(`User group name cannot exceed ${MAX_GROUP_NAME_LENGTH} characters.`);
+  for (const prefix of RESERVED_PREFIXES) {
+    if (name.startsWith(prefix)) throw badRequest(`User group name cannot start with '${prefix}'.`);
+  }
+  return name;
+}
+
+export { SystemGroup };
