@@ -8,12 +8,25 @@ import { ApiError } from "./http/errors.ts";
 import { MethodTable, registerRoutes, type Route } from "./http/route.ts";
 import { avatarRoutes } from "./routes/avatars.ts";
 import { authRoutes } from "./routes/auth.ts";
+import { channelFoldersRoutes } from "./routes/channel-folders.ts";
+import { channelsRoutes } from "./routes/channels.ts";
+import { subscriptionsRoutes } from "./routes/subscriptions.ts";
+import { userGroupsRoutes } from "./routes/user-groups.ts";
 import { serverSettingsRoutes } from "./routes/server-settings.ts";
 import { settingsRoutes } from "./routes/settings.ts";
 import { userRoutes } from "./routes/users.ts";
 import type { Services } from "./services.ts";
 
-export const API_ROUTES: readonly Route[] = [...serverSettingsRoutes, ...authRoutes, ...userRoutes, ...settingsRoutes];
+export const API_ROUTES: readonly Route[] = [
+  ...serverSettingsRoutes,
+  ...authRoutes,
+  ...userRoutes,
+  ...settingsRoutes,
+  ...userGroupsRoutes,
+  ...channelFoldersRoutes,
+  ...channelsRoutes,
+  ...subscriptionsRoutes,
+];
 
 function errorBody(msg: string, code: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { result: "error", msg, code, ...extra };

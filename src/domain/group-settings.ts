@@ -105,3 +105,21 @@ export function checkGroupSetting(
     }
   }
 }
+
+/** Who asks: enough of a user for permission checks. */
+export interface Actor {
+  id: number;
+  role: number;
+  /** Every group the actor is in, through subgroups (queries/user-groups groupIdsOfUser). */
+  groupIds: ReadonlySet<number>;
+}
+
+/**
+ * Whether the actor has the permission a setting grants. As in Zulip, guests
+ * never qualify for a setting that may not be set to role:everyone, whatever
+ * group it names.
+ */
+export function hasPermission(value: GroupSettingValue, rule: GroupSettingRule, actor: Actor): boolean {
+  if (!rule.allowEveryone && actor.role === 600) return false;
+  return isUserInSetting(value, actor.id, actor.groupIds);
+}

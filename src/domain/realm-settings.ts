@@ -2,7 +2,7 @@
 // realms.settings column stores a JSON object; a key missing there takes the
 // default here, so a setting added later needs no data migration.
 import { badRequest } from "../http/errors.ts";
-import type { GroupSettingValue } from "./group-settings.ts";
+import { DEFAULT_RULE, type GroupSettingRule, type GroupSettingValue } from "./group-settings.ts";
 import { SystemGroup, type SystemGroupName } from "./system-groups.ts";
 import { EmailVisibility } from "./users.ts";
 
@@ -92,6 +92,46 @@ export const REALM_GROUP_SETTING_DEFAULTS = {
 } satisfies Record<string, SystemGroupName>;
 
 export type RealmGroupSettingName = keyof typeof REALM_GROUP_SETTING_DEFAULTS;
+
+const NO_EVERYONE: GroupSettingRule = { ...DEFAULT_RULE, allowEveryone: false };
+
+/** What each organization-level setting accepts (Zulip's REALM_PERMISSION_GROUP_SETTINGS). */
+export const REALM_GROUP_SETTING_RULES: Record<RealmGroupSettingName, GroupSettingRule> = {
+  can_access_all_users_group: {
+    ...DEFAULT_RULE,
+    allowNobody: false,
+    requireSystemGroup: true,
+    allowedSystemGroups: [SystemGroup.EVERYONE, SystemGroup.MEMBERS],
+  },
+  can_add_custom_emoji_group: NO_EVERYONE,
+  can_add_subscribers_group: NO_EVERYONE,
+  can_create_bots_group: NO_EVERYONE,
+  can_create_groups: NO_EVERYONE,
+  can_create_private_channel_group: NO_EVERYONE,
+  can_create_public_channel_group: NO_EVERYONE,
+  can_create_web_public_channel_group: {
+    ...NO_EVERYONE,
+    requireSystemGroup: true,
+    allowedSystemGroups: [SystemGroup.MODERATORS, SystemGroup.ADMINISTRATORS, SystemGroup.OWNERS, SystemGroup.NOBODY],
+  },
+  can_create_write_only_bots_group: NO_EVERYONE,
+  can_delete_any_message_group: NO_EVERYONE,
+  can_delete_own_message_group: DEFAULT_RULE,
+  can_invite_users_group: NO_EVERYONE,
+  can_manage_all_groups: { ...NO_EVERYONE, allowNobody: false },
+  can_manage_billing_group: { ...NO_EVERYONE, allowNobody: false },
+  can_mention_many_users_group: DEFAULT_RULE,
+  can_move_messages_between_channels_group: NO_EVERYONE,
+  can_move_messages_between_topics_group: DEFAULT_RULE,
+  can_resolve_topics_group: DEFAULT_RULE,
+  can_set_delete_message_policy_group: NO_EVERYONE,
+  can_set_topics_policy_group: DEFAULT_RULE,
+  can_summarize_topics_group: DEFAULT_RULE,
+  create_multiuse_invite_group: NO_EVERYONE,
+  direct_message_initiator_group: DEFAULT_RULE,
+  direct_message_permission_group: DEFAULT_RULE,
+  workplace_users_group: DEFAULT_RULE,
+};
 
 export type RealmSettings = PlainRealmSettings & Record<RealmGroupSettingName, GroupSettingValue>;
 

@@ -1,7 +1,6 @@
 // Rules about user groups that do not need the database.
 import { badRequest } from "../http/errors.ts";
 import { DEFAULT_RULE, type GroupSettingRule } from "./group-settings.ts";
-import { SystemGroup } from "./system-groups.ts";
 
 /** The permission settings every user group has. */
 export const USER_GROUP_SETTING_NAMES = [
@@ -29,7 +28,7 @@ const RESERVED_PREFIXES = ["@", "role:", "user:", "stream:", "channel:"];
 
 export function checkGroupName(raw: string): string {
   const name = raw.trim();
-  if (name === "") throw badRequest("User group name cannot be empty.");
+  if (name === "") throw badRequest("User group name can't be empty!");
   if (name.length > MAX_GROUP_NAME_LENGTH) throw badRequest(`User group name cannot exceed ${MAX_GROUP_NAME_LENGTH} characters.`);
   for (const prefix of RESERVED_PREFIXES) {
     if (name.startsWith(prefix)) throw badRequest(`User group name cannot start with '${prefix}'.`);
@@ -37,4 +36,3 @@ export function checkGroupName(raw: string): string {
   return name;
 }
 
-export { SystemGroup };

@@ -1,6 +1,6 @@
 // GET /server_settings: what an unauthenticated client may learn about the
 // server and its organization.
-import { escapeHtml } from "../domain/text.ts";
+import { renderDescription } from "../domain/text.ts";
 import { parseRealmSettings, passwordAuthEnabled } from "../domain/realm-settings.ts";
 import type { Services } from "../services.ts";
 import type { Realm } from "../storage/schema.ts";
@@ -13,10 +13,6 @@ export function realmIconUrl(services: Services): string {
   return `${services.config.externalUrl}/realm_icon.svg?version=1`;
 }
 
-/** Until Markdown rendering exists, a description is shown as escaped text in one paragraph. */
-export function renderRealmDescription(description: string): string {
-  return description === "" ? "" : `<p>${escapeHtml(description)}</p>`;
-}
 
 export function serverSettings(services: Services, realm: Realm, userAgent: string | undefined): Record<string, unknown> {
   const settings = parseRealmSettings(realm.settings);
@@ -50,7 +46,7 @@ export function serverSettings(services: Services, realm: Realm, userAgent: stri
     realm_uri: realmUrl,
     realm_name: realm.name,
     realm_icon: realmIconUrl(services),
-    realm_description: renderRealmDescription(realm.description),
+    realm_description: renderDescription(realm.description),
     // Needs spectator access and a web-public channel; Parley has no web-public channels yet.
     realm_web_public_access_enabled: false,
   };
