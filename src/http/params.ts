@@ -7,6 +7,15 @@ import { ApiError, badRequest, missingArgument } from "./errors.ts";
 /** Checks a JSON-decoded value and returns it typed; `name` is used in error messages. */
 export type Validator<T> = (value: unknown, name: string) => T;
 
+/** A group-setting value: a group ID, or {direct_members, direct_subgroups}. */
+const groupSettingValue: Validator<number | { direct_members: number[]; direct_subgroups: number[] }> = (value, name) => {
+  if (typeof value === "number") return check.int(value, name);
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    return check.object({ direct_members: check.list(check.int), direct_subgroups: check.list(check.int) })(value, name);
+  }
+  throw badRequest(`${name} does not have the expected format`);
+};
+
 export const check = {
   int: ((value, name) => {
     if (typeof value !== "number" || !Number.isSafeInteger(value)) throw badRequest(`${name} is not an integer`);
@@ -56,6 +65,26 @@ export const check = {
   nullable<T>(inner: Validator<T>): Validator<T | null> {
     return (value, name) => (value === null ? null : inner(value, name));
   },
+
+  groupSetting: groupSettingValue,
+
+  /** PATCH form of a group setting: {new, old?}; `old` guards against concurrent edits. */
+  groupSettingChange: ((value, name) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value) || !("new" in value)) {
+      throw badRequest(`${name} does not have the expected format`);
+    }
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      if (key !== "new" && key !== "old") throw badRequest(`${name} does not have the expected format`);
+    }
+    return {
+      new: groupSettingValue(record.new, `${name}.new`),
+      ...(record.old !== undefined ? { old: groupSettingValue(record.old, `${name}.old`) } : {}),
+    };
+  }) as Validator<{
+    new: number | { direct_members: number[]; direct_subgroups: number[] };
+    old?: number | { direct_members: number[]; direct_subgroups: number[] };
+  }>,
 
   oneOf<T extends string | number>(allowed: readonly T[]): Validator<T> {
     return (value, name) => {
