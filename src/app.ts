@@ -1,5 +1,6 @@
 // Builds the Fastify application from its services. No globals: tests build
 // as many apps as they like, each on its own database.
+import { Transform } from "node:stream";
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
@@ -28,6 +29,10 @@ export const API_ROUTES: readonly Route[] = [
   ...subscriptionsRoutes,
 ];
 
+function bodyTooLarge(): Error {
+  return Object.assign(new Error("Request body is too large"), { statusCode: 413 });
+}
+
 function errorBody(msg: string, code: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { result: "error", msg, code, ...extra };
 }
@@ -49,7 +54,21 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(formbody);
   await app.register(multipart, {
     attachFieldsToBody: "keyValues",
-    limits: { fieldSize: config.bodyLimitBytes, fileSize: config.bodyLimitBytes },
+    limits: { fieldSize: config.bodyLimitBytes, fileSize: config.bodyLimitBytes, parts: 1000 },
+  });
+  // Fastify's bodyLimit does not cover multipart bodies: count their bytes as they stream in.
+  app.addHook("preParsing", async (request, _reply, payload) => {
+    if (!request.headers["content-type"]?.startsWith("multipart/")) return payload;
+    if (Number(request.headers["content-length"] ?? 0) > config.bodyLimitBytes) throw bodyTooLarge();
+    let seen = 0;
+    return payload.pipe(
+      new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          seen += chunk.length;
+          callback(seen > config.bodyLimitBytes ? bodyTooLarge() : null, chunk);
+        },
+      }),
+    );
   });
   // Bodies of any other type are read (so the size limit holds) and ignored, as Django does.
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, _body, done) => done(null, undefined));
@@ -65,7 +84,9 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
       return reply.status(error.status).headers(error.headers).send(errorBody(error.message, error.code, error.extra));
     }
     const status = error.statusCode ?? 500;
-    if (status === 413) return reply.status(413).send(errorBody("Request body is too large", "BAD_REQUEST"));
+    if (status === 413 || error.code === "FST_PARTS_LIMIT" || error.code === "FST_REQ_FILE_TOO_LARGE") {
+      return reply.status(413).send(errorBody("Request body is too large", "BAD_REQUEST"));
+    }
     if (status >= 400 && status < 500) {
       return reply.status(status).send(errorBody(`Malformed request: ${error.message}`, "BAD_REQUEST"));
     }

@@ -345,6 +345,15 @@ describe("request conventions", () => {
       const other = await raw(small, "POST", "/api/v1/fetch_api_key", { headers: { "content-type": "text/plain" }, body: big });
       assertError(other, 413, "BAD_REQUEST", "Request body is too large");
 
+      // Multipart bodies are counted too (Fastify's own limit does not cover them).
+      const multipart = await small.api(null, "POST", "/fetch_api_key", { username: small.users.member.email, password: big }, { encoding: "multipart" });
+      assertError(multipart, 413, "BAD_REQUEST", "Request body is too large");
+      const authedMultipart = await small.api(small.users.member, "PATCH", "/settings", { full_name: "Max Multi", pad: big }, { encoding: "multipart" });
+      assertError(authedMultipart, 413, "BAD_REQUEST", "Request body is too large");
+      // Without credentials the body is never read: the answer is 401, not 413.
+      const anonymous = await small.api(null, "PATCH", "/settings", { full_name: "Max Multi", pad: big }, { encoding: "multipart" });
+      assertError(anonymous, 401, "UNAUTHORIZED");
+
       // A body under the limit is fine on the same server.
       const ok = assertSuccess(
         await small.api(null, "POST", "/fetch_api_key", { username: small.users.member.email, password: small.users.member.password }),

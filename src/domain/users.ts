@@ -28,18 +28,32 @@ export function isValidEmail(email: string): boolean {
   return email.length <= 254 && EMAIL_PATTERN.test(email);
 }
 
-export function checkPassword(password: string): void {
-  if (password.length < MIN_PASSWORD_LENGTH) throw badRequest("The password is too weak.");
+export const MAX_PASSWORD_LENGTH = 100;
+
+/** Whether a password is acceptable (Zulip's PASSWORD_MIN_LENGTH / PASSWORD_MAX_LENGTH). */
+export function isAcceptablePassword(password: string): boolean {
+  const length = [...password].length;
+  return length >= MIN_PASSWORD_LENGTH && length <= MAX_PASSWORD_LENGTH;
 }
 
+export function checkPassword(password: string): void {
+  if (!isAcceptablePassword(password)) throw badRequest("The password is too weak.");
+}
+
+/**
+ * An IANA time zone name as Zulip accepts it: exactly a known name (aliases
+ * such as "US/Eastern" too), not a differently capitalized one.
+ */
 export function isValidTimezone(timezone: string): boolean {
   if (timezone === "") return true;
+  let resolved: string;
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
-    return true;
+    resolved = new Intl.DateTimeFormat("en-US", { timeZone: timezone }).resolvedOptions().timeZone;
   } catch {
     return false;
   }
+  // The engine canonicalizes aliases (a different name) and capitalization (the same name, other case).
+  return resolved === timezone || resolved.toLowerCase() !== timezone.toLowerCase();
 }
 
 /** Who may see a user's real email address (Zulip's email_address_visibility values). */
@@ -53,8 +67,16 @@ export const EmailVisibility = {
 
 export const EMAIL_VISIBILITY_VALUES: readonly number[] = Object.values(EmailVisibility);
 
+/** Whether `viewer` may see the real email address of `subject`: always their own and bots'. */
+export function seesDeliveryEmail(
+  subject: { id: number; is_bot: boolean; email_address_visibility: number },
+  viewer: { id: number; role: number },
+): boolean {
+  return subject.is_bot || subject.id === viewer.id || canSeeDeliveryEmail(subject.email_address_visibility, viewer.role);
+}
+
 /** Whether a viewer with `viewerRole` may see the real email of a user with the given setting. */
-export function canSeeDeliveryEmail(visibility: number, viewerRole: number): boolean {
+function canSeeDeliveryEmail(visibility: number, viewerRole: number): boolean {
   switch (visibility) {
     case EmailVisibility.EVERYONE:
       return true;
@@ -72,4 +94,9 @@ export function canSeeDeliveryEmail(visibility: number, viewerRole: number): boo
 /** The API email of a user: the real one when everyone may see it, else a stable fake. */
 export function apiEmailFor(userId: number, deliveryEmail: string, visibility: number, fakeDomain: string): string {
   return visibility === EmailVisibility.EVERYONE ? deliveryEmail : `user${userId}@${fakeDomain}`;
+}
+
+/** Addresses in the fake-email domain are the server's; no account may take one. */
+export function isInFakeDomain(email: string, fakeDomain: string): boolean {
+  return email.toLowerCase().endsWith(`@${fakeDomain.toLowerCase()}`);
 }

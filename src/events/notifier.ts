@@ -44,3 +44,19 @@ export class LocalNotifier implements Notifier {
     return () => this.#listeners.delete(listener);
   }
 }
+
+/**
+ * Events gathered while a transaction runs, sent only once it has committed,
+ * so no client hears of a change that was rolled back.
+ */
+export class PendingEvents {
+  readonly #items: Notification[] = [];
+
+  add(realmId: number, event: ClientEvent, userIds: readonly number[]): void {
+    if (userIds.length > 0) this.#items.push({ realmId, event, userIds });
+  }
+
+  sendTo(notifier: Notifier): void {
+    for (const { realmId, event, userIds } of this.#items.splice(0)) notifier.notify(realmId, event, userIds);
+  }
+}

@@ -105,8 +105,16 @@ export function registerRoutes(app: FastifyInstance, services: Services, methods
     app.route({
       method: route.method,
       url,
+      // Credentials are checked before the body is read, so strangers cannot make the server buffer uploads.
+      ...(route.auth === "api"
+        ? {
+            onRequest: async (request: FastifyRequest) => {
+              authenticated.set(request, await authenticate(services, request));
+            },
+          }
+        : {}),
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
-        const authed = route.auth === "api" ? await authenticate(services, request) : undefined;
+        const authed = authenticated.get(request);
         const raw = collectRawParams(request.query, request.body, request.headers["content-type"]?.startsWith("application/json") ?? false);
         Object.assign(raw, request.params as Record<string, string>);
         const { values, ignored } = parseParams(route.params, raw, pathNames);
@@ -119,6 +127,8 @@ export function registerRoutes(app: FastifyInstance, services: Services, methods
     });
   }
 }
+
+const authenticated = new WeakMap<FastifyRequest, Authenticated>();
 
 async function authenticate(services: Services, request: FastifyRequest): Promise<Authenticated> {
   const { email, apiKey } = basicCredentials(request.headers.authorization);

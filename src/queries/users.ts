@@ -3,8 +3,9 @@
 import type { Kysely } from "kysely";
 import { sql } from "kysely";
 import type { Config } from "../config.ts";
-import { isAdmin, isGuest, isOwner } from "../domain/roles.ts";
-import { canSeeDeliveryEmail } from "../domain/users.ts";
+import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
+import { seesDeliveryEmail } from "../domain/users.ts";
+import { isStorableId } from "../storage/database.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 
 /** Who is looking: decides whether real email addresses are shown. */
@@ -49,7 +50,7 @@ export function avatarUrl(config: Config, user: Pick<User, "id" | "avatar_versio
 }
 
 export function formatUser(config: Config, user: User, viewer: Viewer, options: FormatOptions = {}): ApiUser {
-  const seesEmail = user.is_bot || viewer.id === user.id || canSeeDeliveryEmail(user.email_address_visibility, viewer.role);
+  const seesEmail = seesDeliveryEmail(user, viewer);
   const result: ApiUser = {
     user_id: user.id,
     email: user.email,
@@ -88,6 +89,7 @@ export async function getDefaultRealm(db: Kysely<Database>): Promise<Realm | und
 }
 
 export async function getUserById(db: Kysely<Database>, realmId: number, userId: number): Promise<User | undefined> {
+  if (!isStorableId(userId)) return undefined;
   return db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("id", "=", userId).executeTakeFirst();
 }
 
@@ -96,7 +98,7 @@ export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: numb
     .selectFrom("users")
     .selectAll()
     .where("realm_id", "=", realmId)
-    .where(sql<string>`lower(delivery_email)`, "=", email.toLowerCase())
+    .where("delivery_email_key", "=", email.trim().toLowerCase())
     .executeTakeFirst();
 }
 
@@ -110,7 +112,7 @@ export async function getUserByLoginEmail(db: Kysely<Database>, realmId: number,
       .selectFrom("users")
       .selectAll()
       .where("realm_id", "=", realmId)
-      .where(sql<string>`lower(email)`, "=", email.toLowerCase())
+      .where("email_key", "=", email.trim().toLowerCase())
       .executeTakeFirst())
   );
 }
@@ -141,7 +143,7 @@ export async function countActiveHumanOwners(db: Kysely<Database>, realmId: numb
     .selectFrom("users")
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .where("realm_id", "=", realmId)
-    .where("role", "=", 100)
+    .where("role", "=", Role.OWNER)
     .where("is_active", "=", true)
     .where("is_bot", "=", false)
     .executeTakeFirstOrThrow();
@@ -172,23 +174,18 @@ export async function listDevLoginUsers(db: Kysely<Database>, realmId: number): 
 }
 
 /**
- * A user by email as `viewer` may name them: the fake API address finds
- * anyone; a real address finds only users whose real address the viewer may see.
+ * A user by email as `viewer` may name them: the API address (real or fake)
+ * finds anyone; a real address finds only users whose real address the viewer
+ * may see.
  */
-export async function lookUpUserForViewer(
-  db: Kysely<Database>,
-  realmId: number,
-  email: string,
-  viewer: Viewer,
-  fakeEmailDomain: string,
-): Promise<User | undefined> {
-  const fake = new RegExp(`^user(\\d+)@${fakeEmailDomain.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "i").exec(email);
-  if (fake) {
-    const user = await getUserById(db, realmId, Number(fake[1]));
-    return user && user.email.toLowerCase() === email.toLowerCase() ? user : undefined;
-  }
+export async function lookUpUserForViewer(db: Kysely<Database>, realmId: number, email: string, viewer: Viewer): Promise<User | undefined> {
+  const byApiEmail = await db
+    .selectFrom("users")
+    .selectAll()
+    .where("realm_id", "=", realmId)
+    .where("email_key", "=", email.trim().toLowerCase())
+    .executeTakeFirst();
+  if (byApiEmail) return byApiEmail;
   const user = await getUserByDeliveryEmail(db, realmId, email);
-  if (!user) return undefined;
-  const visible = user.is_bot || user.id === viewer.id || canSeeDeliveryEmail(user.email_address_visibility, viewer.role);
-  return visible ? user : undefined;
+  return user && seesDeliveryEmail(user, viewer) ? user : undefined;
 }

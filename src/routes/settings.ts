@@ -1,5 +1,4 @@
 import { changeOwnSettings } from "../actions/users.ts";
-import { humansOnly } from "../http/errors.ts";
 import { param } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
 
@@ -15,7 +14,6 @@ export const settingsRoutes = [
       timezone: param.string(),
     },
     handler: async (request, { full_name, old_password, new_password, timezone }) => {
-      if (request.user.is_bot) throw humansOnly();
       await changeOwnSettings(request.services, request.realm, request.user, {
         fullName: full_name,
         oldPassword: old_password,

@@ -33,7 +33,7 @@ async function userFromPath(request: ApiRequest, idOrEmail: string): Promise<Use
   const { services, realm, user } = request;
   const found = /^\d+$/.test(idOrEmail)
     ? await getUserById(services.storage.db, realm.id, Number(idOrEmail))
-    : await lookUpUserForViewer(services.storage.db, realm.id, idOrEmail, user, services.config.fakeEmailDomain);
+    : await lookUpUserForViewer(services.storage.db, realm.id, idOrEmail, user);
   if (!found) throw noSuchUser();
   return found;
 }

@@ -6,6 +6,7 @@ import SQLite from "better-sqlite3";
 import pg from "pg";
 import {
   Kysely,
+  type Transaction,
   OperationNodeTransformer,
   PostgresDialect,
   SqliteDialect,
@@ -102,6 +103,9 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
       max: 10,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
+    // An idle client's connection error (database restart, network blip) must
+    // not crash the process; the pool replaces the client on the next query.
+    pool.on("error", (error) => process.emitWarning(`PostgreSQL pool: ${error.message}`));
     if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: "postgres", close: () => db.destroy() };
@@ -121,4 +125,19 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     plugins: [new SqliteBooleanPlugin()],
   });
   return { db, dialect: "sqlite", close: () => db.destroy() };
+}
+
+/**
+ * Serializes competing writers on one organization for the rest of the
+ * transaction (rules such as "keep one owner" read, then write). PostgreSQL
+ * locks the realm row; SQLite transactions already run one at a time on
+ * Kysely's single connection.
+ */
+export async function lockRealm(trx: Transaction<Database>, dialect: Dialect, realmId: number): Promise<void> {
+  if (dialect === "postgres") await trx.selectFrom("realms").select("id").where("id", "=", realmId).forUpdate().execute();
+}
+
+/** IDs are 32-bit integer columns; a larger number can name no row (and PostgreSQL would reject it). */
+export function isStorableId(id: number): boolean {
+  return Number.isSafeInteger(id) && id >= 1 && id <= 2147483647;
 }

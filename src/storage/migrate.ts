@@ -4,6 +4,7 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } f
 import type { Dialect, Storage } from "./database.ts";
 import * as m0001 from "./migrations/0001_foundation.ts";
 import * as m0002 from "./migrations/0002_channels_groups.ts";
+import * as m0003 from "./migrations/0003_case_keys.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -12,12 +13,17 @@ interface MigrationFile {
 const MIGRATIONS: Record<string, MigrationFile> = {
   "0001_foundation": m0001,
   "0002_channels_groups": m0002,
+  "0003_case_keys": m0003,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
   const migrations: Record<string, Migration> = {};
   for (const [name, file] of Object.entries(MIGRATIONS)) {
-    migrations[name] = { up: (db) => file.up(db, storage.dialect) };
+    // Kysely runs SQLite migrations outside a transaction (it reports no
+    // transactional DDL); SQLite has it, so a crash mid-migration rolls back.
+    migrations[name] = {
+      up: (db) => (storage.dialect === "sqlite" ? db.transaction().execute((trx) => file.up(trx as unknown as Kysely<unknown>, storage.dialect)) : file.up(db, storage.dialect)),
+    };
   }
   // On PostgreSQL, Kysely looks for its bookkeeping tables in every schema
   // unless told which one; another Parley's tables in the same database would

@@ -21,6 +21,9 @@ export interface UserTable {
   /** API email: the real address, or the fake user{id}@domain one when it is hidden. */
   email: string;
   delivery_email: string;
+  /** email and delivery_email lowercased (in JavaScript): what lookups and uniqueness use. */
+  email_key: string;
+  delivery_email_key: string;
   full_name: string;
   password_hash: string | null;
   api_key: string;
@@ -75,6 +78,8 @@ export interface ChannelTable {
   id: Generated<number>;
   realm_id: number;
   name: string;
+  /** name lowercased: channel names are unique and matched case-insensitively. */
+  name_key: string;
   description: string;
   rendered_description: string;
   date_created: number;
