@@ -74,7 +74,9 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, _body, done) => done(null, undefined));
 
   app.addHook("onResponse", async (request, reply) => {
-    request.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, "request");
+    // The path only: query strings may carry passwords or API keys.
+    const path = request.url.split("?")[0];
+    request.log.info({ method: request.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, "request");
   });
 
   const methods = new MethodTable();

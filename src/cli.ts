@@ -73,7 +73,7 @@ async function serve(): Promise<void> {
   const services = await openServices(config);
   if (!(await getDefaultRealm(services.storage.db))) {
     const password = randomPassword();
-    const email = process.env.OWNER_EMAIL || "owner@parley.example";
+    const email = config.defaultOwnerEmail;
     const { owner } = await createRealm(services, {
       name: config.defaultOrgName,
       ownerEmail: email,
@@ -86,8 +86,10 @@ async function serve(): Promise<void> {
   server.app.log.info(`Parley listening on ${server.url} (${services.storage.dialect})`);
   let closing = false;
   const shutdown = (signal: string) => {
-    if (closing) return;
+    // A second signal, or a shutdown that hangs, ends the process at once.
+    if (closing) process.exit(1);
     closing = true;
+    setTimeout(() => process.exit(1), 10_000).unref();
     server.app.log.info(`${signal}: finishing in-flight requests`);
     server.close().then(
       () => process.exit(0),

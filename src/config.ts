@@ -22,6 +22,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** Name of the organization created on an empty database by `serve`. */
   defaultOrgName: string;
+  /** Email of the owner created on an empty database by `serve`. */
+  defaultOwnerEmail: string;
 }
 
 export class ConfigError extends Error {}
@@ -82,6 +84,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     devMode: boolFrom(env, "PARLEY_DEV_MODE", false),
     bodyLimitBytes: intFrom(env, "BODY_LIMIT_BYTES", 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     defaultOrgName: env.ORG_NAME || "Parley",
+    defaultOwnerEmail: env.OWNER_EMAIL || "owner@parley.example",
     ...overrides,
   };
   return config;

@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { LocalNotifier } from "./events/notifier.ts";
+import { loginRateLimiter } from "./rate-limit.ts";
 import { openStorage, type Storage } from "./storage/database.ts";
 import { migrateToLatest } from "./storage/migrate.ts";
 import { unixNow, type Services } from "./services.ts";
@@ -20,7 +21,7 @@ export async function openConfiguredStorage(config: Config): Promise<Storage> {
 export async function openServices(config: Config, storage?: Storage): Promise<Services> {
   const opened = storage ?? (await openConfiguredStorage(config));
   await migrateToLatest(opened);
-  return { config, storage: opened, notifier: new LocalNotifier(), now: unixNow };
+  return { config, storage: opened, notifier: new LocalNotifier(), loginLimiter: loginRateLimiter(), now: unixNow };
 }
 
 export interface RunningServer {

@@ -1,12 +1,15 @@
 // What actions need from the outside world, passed explicitly (no globals).
 import type { Config } from "./config.ts";
 import type { Notifier } from "./events/notifier.ts";
+import type { RateLimiter } from "./rate-limit.ts";
 import type { Storage } from "./storage/database.ts";
 
 export interface Services {
   config: Config;
   storage: Storage;
   notifier: Notifier;
+  /** Failed password logins per username. */
+  loginLimiter: RateLimiter;
   /** Current time in UNIX seconds; tests may replace it. */
   now(): number;
 }

@@ -1,6 +1,6 @@
 // Turning credentials into a user: HTTP Basic API keys, and the
 // password/dev-mode endpoints that hand out API keys.
-import { ApiError, invalidApiKey, realmDeactivated, userDeactivated } from "../http/errors.ts";
+import { ApiError, invalidApiKey, rateLimited, realmDeactivated, userDeactivated } from "../http/errors.ts";
 import { passwordAuthEnabled, parseRealmSettings } from "../domain/realm-settings.ts";
 import { getDefaultRealm, getUserByDeliveryEmail, getUserByLoginEmail } from "../queries/users.ts";
 import type { Services } from "../services.ts";
@@ -46,11 +46,18 @@ function grantFor(user: User): ApiKeyGrant {
 /** POST /fetch_api_key: username (email) and password. */
 export async function fetchApiKey(services: Services, username: string, password: string): Promise<ApiKeyGrant> {
   const realm = await realmForRequest(services);
+  // Failed guesses are limited per username, so a password cannot be brute-forced.
+  const limitKey = `${realm.id}:${username.trim().toLowerCase()}`;
+  const wait = services.loginLimiter.secondsUntilAllowed(limitKey, services.now());
+  if (wait > 0) throw rateLimited(wait);
   const user = await getUserByDeliveryEmail(services.storage.db, realm.id, username.trim());
   // Verify the password before revealing anything about the account's state;
   // verifyPassword takes as long for a missing account as for a wrong password.
   const passwordHash = user && !user.is_bot ? user.password_hash : null;
-  if (!(await verifyPassword(passwordHash, password)) || !user) throw authenticationFailed();
+  if (!(await verifyPassword(passwordHash, password)) || !user) {
+    services.loginLimiter.record(limitKey, services.now());
+    throw authenticationFailed();
+  }
   if (!user.is_active) throw userDeactivated();
   if (realm.deactivated) throw realmDeactivated();
   if (!passwordAuthEnabled(parseRealmSettings(realm.settings))) {

@@ -147,8 +147,8 @@ export function initialRealmSettings(systemGroupIds: ReadonlyMap<SystemGroupName
 }
 
 /**
- * Reads the stored JSON: unknown keys are dropped, missing plain keys take the
- * default. Group settings are written at creation, so they are always stored.
+ * Reads the stored JSON: missing plain keys take the default. Group settings
+ * are written at creation, so they are always stored.
  */
 export function parseRealmSettings(stored: string): Readonly<RealmSettings> {
   const cached = parsedSettings.get(stored);

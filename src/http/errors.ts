@@ -63,3 +63,8 @@ export function userDeactivated(): ApiError {
 export function realmDeactivated(): ApiError {
   return new ApiError(401, "REALM_DEACTIVATED", "This organization has been deactivated");
 }
+
+export function rateLimited(retryAfterSeconds: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  return new ApiError(429, "RATE_LIMIT_HIT", "API usage exceeded rate limit", { "retry-after": seconds }, { "Retry-After": String(seconds) });
+}

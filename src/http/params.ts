@@ -49,7 +49,7 @@ export const check = {
       const record = value as Record<string, unknown>;
       const out: Record<string, unknown> = {};
       for (const key of Object.keys(record)) {
-        if (!(key in shape)) throw badRequest(`${name} has an unexpected key '${key}'`);
+        if (!Object.hasOwn(shape, key)) throw badRequest(`${name} has an unexpected key '${key}'`);
       }
       for (const [key, validate] of Object.entries(shape)) {
         if (record[key] === undefined) {
@@ -186,7 +186,7 @@ export function parseParams<S extends ParamShape>(
     }
     values[name] = spec.convert(rawValue, name);
   }
-  const ignored = Object.keys(raw).filter((name) => !(name in shape) && !pathParamNames.includes(name));
+  const ignored = Object.keys(raw).filter((name) => !Object.hasOwn(shape, name) && !pathParamNames.includes(name));
   return { values: values as ParamsOf<S>, ignored };
 }
 
