@@ -1,6 +1,7 @@
 // Rules about user groups that do not need the database.
 import { badRequest } from "../http/errors.ts";
 import { DEFAULT_RULE, type GroupSettingRule } from "./group-settings.ts";
+import { SystemGroup } from "./system-groups.ts";
 
 /** The permission settings every user group has. */
 export const USER_GROUP_SETTING_NAMES = [
@@ -36,3 +37,25 @@ export function checkGroupName(raw: string): string {
   return name;
 }
 
+/**
+ * What a user-created group's settings start as when the request does not
+ * set them (Zulip's default_group_name); "group_creator" is an anonymous
+ * group of just the creator, a separate one per setting.
+ */
+export const USER_GROUP_SETTING_DEFAULTS: Record<UserGroupSettingName, "group_creator" | (typeof SystemGroup)[keyof typeof SystemGroup]> = {
+  can_add_members_group: "group_creator",
+  can_join_group: SystemGroup.NOBODY,
+  can_leave_group: SystemGroup.EVERYONE,
+  can_manage_group: "group_creator",
+  can_mention_group: SystemGroup.EVERYONE,
+  can_remove_members_group: SystemGroup.NOBODY,
+};
+
+/**
+ * System groups a setting may not name beyond what USER_GROUP_SETTING_RULES
+ * says. The contract forbids role:owners for can_mention_group (Zulip did
+ * before feature level 326).
+ */
+export const FORBIDDEN_SYSTEM_GROUPS: Partial<Record<UserGroupSettingName, readonly string[]>> = {
+  can_mention_group: [SystemGroup.OWNERS],
+};

@@ -2,6 +2,8 @@
 // because UNION drops repeats), group objects, and group-setting resolution.
 import { sql, type Kysely, type Transaction } from "kysely";
 import { decodeGroupSetting, type GroupFacts, type GroupSettingValue } from "../domain/group-settings.ts";
+import { USER_GROUP_SETTING_NAMES, type UserGroupSettingName } from "../domain/user-groups.ts";
+import { isStorableId } from "../storage/database.ts";
 import type { Database, UserGroup } from "../storage/schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -156,4 +158,155 @@ export async function listGroups(db: Db, realmId: number, options: { includeDeac
   const subgroupsOf = new Map<number, number[]>();
   for (const s of subgroups) subgroupsOf.set(s.supergroup_id, [...(subgroupsOf.get(s.supergroup_id) ?? []), s.subgroup_id]);
   return groups.map((g) => formatGroup(g, membersOf.get(g.id) ?? [], subgroupsOf.get(g.id) ?? []));
+}
+
+// ---------------------------------------------------------------------------
+// The user-group API's read side: group objects as Zulip serializes them,
+// membership lists, and the lookups the group actions validate against.
+
+/** The subset of `userIds` that are active users (any realm: IDs are global). */
+export async function activeUserIdsAmong(db: Db, userIds: readonly number[]): Promise<Set<number>> {
+  const ids = [...new Set(userIds)].filter(isStorableId);
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom("users").select("id").where("id", "in", ids).where("is_active", "=", true).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** A group-setting value as the API shows it: deactivated users are left out of an anonymous group's members. */
+export function settingValueForApi(value: GroupSettingValue, activeUserIds: ReadonlySet<number>): GroupSettingValue {
+  if (typeof value === "number") return value;
+  return {
+    direct_members: [...new Set(value.direct_members)].filter((id) => activeUserIds.has(id)).sort((a, b) => a - b),
+    direct_subgroups: [...new Set(value.direct_subgroups)].sort((a, b) => a - b),
+  };
+}
+
+/** The six group settings of a stored group row, decoded. */
+export function storedGroupSettings(group: UserGroup): Record<UserGroupSettingName, GroupSettingValue> {
+  const out = {} as Record<UserGroupSettingName, GroupSettingValue>;
+  for (const name of USER_GROUP_SETTING_NAMES) {
+    const stored = group[name];
+    if (stored === null) throw new Error(`group ${group.id} has no ${name}`);
+    out[name] = decodeGroupSetting(stored);
+  }
+  return out;
+}
+
+/**
+ * Group objects in the key order of Zulip's user_groups_in_realm_serialized
+ * (GET /user_groups, and realm_user_groups in POST /register): sorted by ID,
+ * direct members (active users only) and direct subgroups ascending, and
+ * deactivated users left out of anonymous settings.
+ */
+export async function userGroupObjects(
+  db: Db,
+  realmId: number,
+  options: { includeDeactivated: boolean; ids?: number[] },
+): Promise<ApiUserGroup[]> {
+  const groups = await listGroups(db, realmId, options);
+  const anonymousMembers: number[] = [];
+  for (const g of groups) {
+    for (const name of USER_GROUP_SETTING_NAMES) {
+      const value = g[name];
+      if (typeof value !== "number") anonymousMembers.push(...value.direct_members);
+    }
+  }
+  const active = await activeUserIdsAmong(db, anonymousMembers);
+  return groups.map((g) => ({
+    id: g.id,
+    name: g.name,
+    creator_id: g.creator_id,
+    date_created: g.date_created,
+    description: g.description,
+    members: g.members,
+    direct_subgroup_ids: g.direct_subgroup_ids,
+    is_system_group: g.is_system_group,
+    can_add_members_group: settingValueForApi(g.can_add_members_group, active),
+    can_join_group: settingValueForApi(g.can_join_group, active),
+    can_leave_group: settingValueForApi(g.can_leave_group, active),
+    can_manage_group: settingValueForApi(g.can_manage_group, active),
+    can_mention_group: settingValueForApi(g.can_mention_group, active),
+    can_remove_members_group: settingValueForApi(g.can_remove_members_group, active),
+    deactivated: g.deactivated,
+  }));
+}
+
+/** Active direct members of a group, ascending. */
+export async function directMemberIds(db: Db, groupId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom("user_group_members")
+    .innerJoin("users", "users.id", "user_group_members.user_id")
+    .select("user_group_members.user_id")
+    .where("user_group_members.group_id", "=", groupId)
+    .where("users.is_active", "=", true)
+    .orderBy("user_group_members.user_id")
+    .execute();
+  return rows.map((r) => r.user_id);
+}
+
+/** Active members of a group or of any group below it, ascending. */
+export async function recursiveMemberIds(db: Db, groupId: number): Promise<number[]> {
+  return (await usersInSetting(db, groupId)).sort((a, b) => a - b);
+}
+
+/** Direct subgroups of a group, ascending. */
+export async function directSubgroupIds(db: Db, groupId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom("user_group_subgroups")
+    .select("subgroup_id")
+    .where("supergroup_id", "=", groupId)
+    .orderBy("subgroup_id")
+    .execute();
+  return rows.map((r) => r.subgroup_id);
+}
+
+/** Every group below a group (not the group itself), ascending. */
+export async function strictSubgroupIds(db: Db, groupId: number): Promise<number[]> {
+  const below = await groupAndDescendants(db, await directSubgroupIds(db, groupId));
+  return [...new Set(below)].sort((a, b) => a - b);
+}
+
+/** Non-deactivated groups that have this group as a direct subgroup, ascending. */
+export async function activeDirectSupergroupIds(db: Db, groupId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom("user_group_subgroups")
+    .innerJoin("user_groups", "user_groups.id", "user_group_subgroups.supergroup_id")
+    .select("user_group_subgroups.supergroup_id")
+    .where("user_group_subgroups.subgroup_id", "=", groupId)
+    .where("user_groups.deactivated", "=", false)
+    .orderBy("user_group_subgroups.supergroup_id")
+    .execute();
+  return rows.map((r) => r.supergroup_id);
+}
+
+/** Which of `userIds` are direct members of the group (active or not). */
+export async function directMembershipsOf(db: Db, groupId: number, userIds: readonly number[]): Promise<Set<number>> {
+  const ids = userIds.filter(isStorableId);
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom("user_group_members")
+    .select("user_id")
+    .where("group_id", "=", groupId)
+    .where("user_id", "in", ids)
+    .execute();
+  return new Set(rows.map((r) => r.user_id));
+}
+
+/**
+ * Users of the organization with these IDs that an API request may name:
+ * active ones, humans or bots, but not the server's system bots (which in
+ * Zulip live in another realm).
+ */
+export async function activeRealmUsersByIds(db: Db, realmId: number, userIds: readonly number[]): Promise<Map<number, { id: number; is_bot: boolean }>> {
+  const ids = [...new Set(userIds)].filter(isStorableId);
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("users")
+    .select(["id", "is_bot"])
+    .where("realm_id", "=", realmId)
+    .where("id", "in", ids)
+    .where("is_active", "=", true)
+    .where("is_system_bot", "=", false)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r]));
 }
