@@ -17,8 +17,8 @@ Commands:
   migrate                     Apply database migrations and exit
   init --org-name N --owner-email E --owner-password P [--owner-name F] [--json]
                               Create the organization and its owner on an empty database
-  create-user --email E --full-name N --password P [--role 100|200|300|400|600] [--bot] [--json]
-                              Create a user (or a bot with --bot)
+  create-user --email E --full-name N (--password P | --bot) [--role 100|200|300|400|600] [--json]
+                              Create a user, or a bot (no password) with --bot
   api-key --email E [--json]  Print a user's API key
 
 Configuration comes from the environment: PORT, HOST, DATA_DIR, DATABASE_URL,
@@ -142,8 +142,11 @@ async function createUserCommand(args: string[]): Promise<void> {
       bot: { type: "boolean" },
       json: { type: "boolean" },
     },
-    ["email", "full-name", "password"],
+    ["email", "full-name"],
   );
+  // Bots authenticate with API keys only; humans need a password.
+  if (v.bot !== true && (typeof v.password !== "string" || v.password === "")) throw new UsageError("--password is required");
+  if (v.bot === true && v.password !== undefined) throw new UsageError("bots have no password: leave out --password");
   const role = v.role === undefined ? Role.MEMBER : Number(v.role);
   if (!/^\d+$/.test(String(v.role ?? "400")) || !isRole(role)) throw new UsageError("--role must be one of 100, 200, 300, 400, 600");
   await withServices(async (services) => {
@@ -151,7 +154,7 @@ async function createUserCommand(args: string[]): Promise<void> {
     const user = await createUser(services, realm, null, {
       email: v.email as string,
       fullName: v["full-name"] as string,
-      password: v.password as string,
+      password: v.bot === true ? null : (v.password as string),
       role,
       isBot: v.bot === true,
     });
@@ -214,6 +217,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof ConfigError || error instanceof RealmExistsError || error instanceof ApiError) {
       process.stderr.write(`parley: ${error.message}\n`);
+      return 1;
+    }
+    // Typically the database cannot be reached: say so in one line.
+    const code = (error as { code?: string }).code;
+    if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "SQLITE_CANTOPEN" || code === "28P01" || code === "3D000") {
+      process.stderr.write(`parley: cannot open the database: ${(error as Error).message}\n`);
       return 1;
     }
     throw error;

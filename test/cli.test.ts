@@ -58,8 +58,10 @@ function freshDb(t: TestContext): FreshDb {
   return { env, dataDir, schema };
 }
 
+/** Runs the TypeScript source, or with PARLEY_BIN the installed bin (compiled JavaScript, as `npx parley` runs it). */
 function spawnCli(args: string[], env: Env): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+  const entry = env.PARLEY_BIN ? ["bin/parley.js"] : ["--import", "tsx", "src/cli.ts"];
+  return spawn(process.execPath, [...entry, ...args], {
     cwd: ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -340,7 +342,7 @@ test("create-user: members, bots, bad roles, missing options, no organization, d
   assert.match(ann.api_key, API_KEY);
   assert.notEqual(ann.api_key, owner.api_key);
 
-  const bot = await ok(db, ["create-user", "--email", "helper-bot@acme.example", "--full-name", "Helper Bot", "--password", "botpass1", "--bot"]);
+  const bot = await ok(db, ["create-user", "--email", "helper-bot@acme.example", "--full-name", "Helper Bot", "--bot"]);
   assert.match(bot.stdout, /^Created bot helper-bot@acme\.example \(id \d+\), API key [A-Za-z0-9]{32}\n$/, bot.stdout);
 
   const member = await ok(db, ["create-user", "--email", "m@acme.example", "--full-name", "Max Member", "--password", "pw123456"]);
@@ -498,7 +500,7 @@ test("users made with init and create-user can use a running server", { timeout:
     (await ok(db, ["create-user", "--email", "mia@acme.example", "--full-name", "Mia Member", "--password", "memberpw1", "--json"])).stdout,
   );
   const bot = singleJson(
-    (await ok(db, ["create-user", "--email", "relay-bot@acme.example", "--full-name", "Relay Bot", "--password", "botpass1", "--bot", "--json"])).stdout,
+    (await ok(db, ["create-user", "--email", "relay-bot@acme.example", "--full-name", "Relay Bot", "--bot", "--json"])).stdout,
   );
 
   const server = await serve(t, db, { OWNER_EMAIL: "ignored@acme.example" });
@@ -535,4 +537,36 @@ test("users made with init and create-user can use a running server", { timeout:
   assert.equal(lateMe.role, 600);
 
   assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null }, `stderr:\n${server.stderr()}`);
+});
+
+test("the installed bin runs the compiled CLI (what npx parley and npm start use)", { timeout: 60_000 }, async (t) => {
+  // npm test builds dist/ before running the suite.
+  assert.ok(fs.existsSync(path.join(ROOT, "dist", "cli.js")), "dist/cli.js is missing: run npm run build");
+  const db = freshDb(t);
+  const bin = { PARLEY_BIN: "1" };
+  const help = await cli(db, ["help"], bin);
+  assert.equal(help.code, 0, describe(help));
+  assert.match(help.stdout, /^Usage: parley/);
+  const init = JSON.parse((await ok(db, ["init", "--org-name", "Bin Org", "--owner-email", "bin@acme.example", "--owner-password", "binpass1", "--json"], bin)).stdout);
+  assert.equal(init.email, "bin@acme.example");
+  const key = (await ok(db, ["api-key", "--email", "bin@acme.example"], bin)).stdout.trim();
+  assert.equal(key, init.api_key);
+});
+
+test("create-user --bot takes no password; a human needs one", { timeout: 60_000 }, async (t) => {
+  const db = freshDb(t);
+  await ok(db, ["init", "--org-name", "Acme", "--owner-email", "boss@acme.example", "--owner-password", "s3cretpw"]);
+  const bot = JSON.parse((await ok(db, ["create-user", "--email", "b@acme.example", "--full-name", "Bee Bot", "--bot", "--json"])).stdout);
+  assert.match(bot.api_key, API_KEY);
+  assertUsage(await cli(db, ["create-user", "--email", "c@acme.example", "--full-name", "See Bot", "--bot", "--password", "pw123456"]), /bots have no password/);
+  assertUsage(await cli(db, ["create-user", "--email", "d@acme.example", "--full-name", "Dee Human"]), /--password is required/);
+});
+
+test("an unreachable database is reported in one line, exit 1", { timeout: 60_000 }, async (t) => {
+  const db = freshDb(t);
+  // Port 1 on loopback: nothing listens there.
+  const result = await cli(db, ["migrate"], { DATABASE_URL: "postgres://postgres@127.0.0.1:1/test" });
+  assert.equal(result.code, 1, describe(result));
+  assert.match(result.stderr, /^parley: cannot open the database: /);
+  assert.equal(result.stderr.trim().split("\n").length, 1, describe(result));
 });

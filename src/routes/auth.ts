@@ -1,4 +1,5 @@
 import { devFetchApiKey, fetchApiKey, realmForRequest } from "../actions/auth.ts";
+import { isAdmin } from "../domain/roles.ts";
 import { badRequest } from "../http/errors.ts";
 import { param } from "../http/params.ts";
 import { defineRoute, type PublicRequest } from "../http/route.ts";
@@ -38,8 +39,8 @@ export const authRoutes = [
       const users = await listDevLoginUsers(services.storage.db, realm.id);
       const entry = (email: string) => ({ email, realm_url: services.config.externalUrl, realm_uri: services.config.externalUrl });
       return {
-        direct_admins: users.filter((u) => u.role <= 200).map((u) => entry(u.delivery_email)),
-        direct_users: users.filter((u) => u.role > 200).map((u) => entry(u.delivery_email)),
+        direct_admins: users.filter((u) => isAdmin(u.role)).map((u) => entry(u.delivery_email)),
+        direct_users: users.filter((u) => !isAdmin(u.role)).map((u) => entry(u.delivery_email)),
       };
     },
   }),
