@@ -111,6 +111,11 @@ export class Param<T, M extends Mode = "optional"> {
   default(value: T): Param<T, "default"> {
     return new Param(this.convert, "default", value);
   }
+
+  /** The same parameter with another conversion applied to the raw string. */
+  convertedBy<U>(convert: (raw: string, name: string) => U): Param<U, M> {
+    return new Param(convert, this.mode);
+  }
 }
 
 function parseJson(raw: string, name: string): unknown {

@@ -1,0 +1,532 @@
+// Subscribing and unsubscribing (creating channels on the way), and personal
+// subscription settings. Each public function runs one transaction and sends
+// its events after the commit.
+import type { Transaction } from "kysely";
+import {
+  CHANNEL_GROUP_SETTING_DEFAULTS,
+  CHANNEL_GROUP_SETTING_NAMES,
+  CHANNEL_GROUP_SETTING_RULES,
+  canSubscribeOthers,
+  canUnsubscribeOthers,
+  checkChannelCreation,
+  checkChannelDescription,
+  checkChannelName,
+  hasContentAccess,
+  hasMetadataAccess,
+  pickColors,
+  type ChannelGroupSettingName,
+  type TopicsPolicy,
+} from "../domain/channels.ts";
+import {
+  checkGroupSetting,
+  encodeGroupSetting,
+  hasPermission,
+  normalizeGroupSetting,
+  type Actor,
+  type GroupSettingValue,
+} from "../domain/group-settings.ts";
+import { parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
+import { isGuest, isOwner } from "../domain/roles.ts";
+import { SystemGroup } from "../domain/system-groups.ts";
+import { renderDescription } from "../domain/text.ts";
+import { PendingEvents } from "../events/notifier.ts";
+import { badRequest, mustBeOwner, noSuchUser } from "../http/errors.ts";
+import {
+  channelContext,
+  channelFacts,
+  formatChannel,
+  formatSubscription,
+  getChannel,
+  getChannelsByNames,
+  subscriberIds,
+  subscriptionRows,
+  usersWithMetadataAccess,
+} from "../queries/channels.ts";
+import { groupFacts, groupIdsOfUser, systemGroupIdsByName } from "../queries/user-groups.ts";
+import { getUserById, listActiveUsers, lookUpUserForViewer } from "../queries/users.ts";
+import type { Services } from "../services.ts";
+import type { Channel, Database, Realm, User } from "../storage/schema.ts";
+import { actorFor } from "./actor.ts";
+
+type Trx = Transaction<Database>;
+
+export interface SubscriptionRequest {
+  name: string;
+  description?: string | undefined;
+  color?: string | undefined;
+}
+
+export interface NewChannelOptions {
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  isDefaultStream: boolean;
+  historyPublicToSubscribers: boolean | null;
+  /** undefined: the organization's setting; -1: forever; else days. */
+  messageRetentionDays: number | null;
+  topicsPolicy: TopicsPolicy;
+  folderId: number | null;
+  groupSettings: Partial<Record<ChannelGroupSettingName, GroupSettingValue>>;
+}
+
+export interface SubscribeInput extends NewChannelOptions {
+  subscriptions: SubscriptionRequest[];
+  principals: (number | string)[] | undefined;
+  authorizationErrorsFatal: boolean;
+  /** Whether the Notification Bot should announce new channels (needs an announcements channel). */
+  announce: boolean;
+}
+
+export interface SubscribeResult {
+  subscribed: Record<string, string[]>;
+  already_subscribed: Record<string, string[]>;
+  unauthorized?: string[];
+}
+
+/** Principals (user IDs or emails) → active users of the organization. */
+async function resolvePrincipals(trx: Trx, realm: Realm, actor: User, principals: (number | string)[]): Promise<User[]> {
+  const users: User[] = [];
+  for (const principal of principals) {
+    const user =
+      typeof principal === "number" ? await getUserById(trx, realm.id, principal) : await lookUpUserForViewer(trx, realm.id, principal, actor);
+    if (!user || user.is_system_bot) throw noSuchUser();
+    if (!user.is_active) throw badRequest("User is deactivated");
+    if (!users.some((u) => u.id === user.id)) users.push(user);
+  }
+  return users;
+}
+
+/** Resolves and checks the group settings of a channel about to be created. */
+async function newChannelSettings(
+  trx: Trx,
+  realm: Realm,
+  creatorId: number,
+  given: NewChannelOptions["groupSettings"],
+): Promise<Record<ChannelGroupSettingName, string>> {
+  const systemGroups = await systemGroupIdsByName(trx, realm.id);
+  const facts = await groupFacts(trx, realm.id);
+  const nobody = systemGroups.get(SystemGroup.NOBODY)!;
+  const result = {} as Record<ChannelGroupSettingName, string>;
+  for (const name of CHANNEL_GROUP_SETTING_NAMES) {
+    let value: GroupSettingValue;
+    const requested = given[name];
+    if (requested !== undefined) {
+      value = normalizeGroupSetting(requested);
+      if (typeof value !== "number" && value.direct_members.length === 0 && value.direct_subgroups.length === 0) value = nobody;
+      checkGroupSetting(name, value, CHANNEL_GROUP_SETTING_RULES[name], (id) => facts.get(id));
+      if (typeof value !== "number") await checkDirectMembers(trx, realm, value.direct_members);
+    } else {
+      const fallback = CHANNEL_GROUP_SETTING_DEFAULTS[name];
+      value = fallback === "creator" ? { direct_members: [creatorId], direct_subgroups: [] } : systemGroups.get(fallback)!;
+    }
+    result[name] = encodeGroupSetting(value);
+  }
+  return result;
+}
+
+async function checkDirectMembers(trx: Trx, realm: Realm, userIds: readonly number[]): Promise<void> {
+  for (const id of userIds) {
+    const user = await getUserById(trx, realm.id, id);
+    if (!user || !user.is_active || user.is_system_bot) throw badRequest(`Invalid user ID: ${id}`);
+  }
+}
+
+async function checkFolder(trx: Trx, realm: Realm, folderId: number | null): Promise<void> {
+  if (folderId === null) return;
+  const folder = await trx
+    .selectFrom("channel_folders")
+    .select("id")
+    .where("realm_id", "=", realm.id)
+    .where("id", "=", folderId)
+    .executeTakeFirst();
+  if (!folder) throw badRequest("Invalid channel folder ID");
+}
+
+/** Checks that only the organization's policy allows: topics policy, retention. */
+function checkNewChannelOptions(actor: Actor, settings: Readonly<RealmSettings>, options: NewChannelOptions): void {
+  if (options.topicsPolicy !== "inherit" && !hasPermission(settings.can_set_topics_policy_group, REALM_GROUP_SETTING_RULES.can_set_topics_policy_group, actor)) {
+    throw badRequest("Insufficient permission");
+  }
+  for (const name of ["can_delete_any_message_group", "can_delete_own_message_group"] as const) {
+    if (options.groupSettings[name] !== undefined && !hasPermission(settings.can_set_delete_message_policy_group, REALM_GROUP_SETTING_RULES.can_set_delete_message_policy_group, actor)) {
+      throw badRequest("Insufficient permission");
+    }
+  }
+  if (options.messageRetentionDays !== null && !isOwner(actor.role)) throw mustBeOwner();
+}
+
+/**
+ * Inserts (or reactivates) subscriptions, keeping colours and personal
+ * settings of earlier subscriptions. Returns, per user, the channels newly
+ * subscribed to.
+ */
+async function addSubscriptions(trx: Trx, pairs: { user: User; channel: Channel }[], colors: ReadonlyMap<number, string>): Promise<void> {
+  const byUser = new Map<number, Channel[]>();
+  for (const { user, channel } of pairs) byUser.set(user.id, [...(byUser.get(user.id) ?? []), channel]);
+  for (const [userId, channels] of byUser) {
+    const existing = await subscriptionRows(trx, [userId], channels.map((c) => c.id));
+    const existingIds = new Set(existing.map((s) => s.channel_id));
+    const reactivate = channels.filter((c) => existingIds.has(c.id)).map((c) => c.id);
+    if (reactivate.length > 0) {
+      await trx.updateTable("subscriptions").set({ active: true }).where("user_id", "=", userId).where("channel_id", "in", reactivate).execute();
+    }
+    const fresh = channels.filter((c) => !existingIds.has(c.id));
+    if (fresh.length === 0) continue;
+    const used = await trx.selectFrom("subscriptions").select("color").where("user_id", "=", userId).execute();
+    const requested = new Map<number, string>();
+    for (const c of fresh) {
+      const color = colors.get(c.id);
+      if (color !== undefined) requested.set(c.id, color);
+    }
+    const picked = pickColors(used.map((u) => u.color), fresh.map((c) => c.id), requested);
+    await trx
+      .insertInto("subscriptions")
+      .values(fresh.map((c) => ({ user_id: userId, channel_id: c.id, color: picked.get(c.id)!, active: true })))
+      .execute();
+  }
+}
+
+/** Events for newly added subscriptions: stream create to those who gain sight of the channel, subscription add, peer_add. */
+async function subscriptionAddEvents(
+  trx: Trx,
+  realm: Realm,
+  added: { user: User; channel: Channel; couldSeeBefore: boolean }[],
+  now: number,
+  pending: PendingEvents,
+): Promise<void> {
+  const channels = [...new Map(added.map((a) => [a.channel.id, a.channel])).values()];
+  const context = await channelContext(trx, realm.id, channels.map((c) => c.id), now);
+  const subscribersOf = new Map<number, number[]>();
+  for (const c of channels) subscribersOf.set(c.id, await subscriberIds(trx, c.id));
+
+  const byUser = new Map<number, { user: User; channels: Channel[]; newlyVisible: Channel[] }>();
+  for (const a of added) {
+    const entry = byUser.get(a.user.id) ?? { user: a.user, channels: [], newlyVisible: [] };
+    entry.channels.push(a.channel);
+    if (!a.couldSeeBefore) entry.newlyVisible.push(a.channel);
+    byUser.set(a.user.id, entry);
+  }
+  for (const { user, channels: subscribedTo, newlyVisible } of byUser.values()) {
+    if (newlyVisible.length > 0) {
+      pending.add(realm.id, { type: "stream", op: "create", streams: newlyVisible.map((c) => formatChannel(c, context)), for_unarchiving: false }, [user.id]);
+    }
+    const rows = await subscriptionRows(trx, [user.id], subscribedTo.map((c) => c.id));
+    const subscriptions = subscribedTo.map((c) => formatSubscription(formatChannel(c, context), rows.find((r) => r.channel_id === c.id)!, subscribersOf.get(c.id)));
+    pending.add(realm.id, { type: "subscription", op: "add", subscriptions }, [user.id]);
+  }
+  for (const channel of channels) {
+    const altered = added.filter((a) => a.channel.id === channel.id).map((a) => a.user.id).sort((a, b) => a - b);
+    const peers = (await usersWithMetadataAccess(trx, realm.id, channel)).filter((id) => !altered.includes(id));
+    pending.add(realm.id, { type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: altered }, peers);
+  }
+}
+
+async function insertChannel(trx: Trx, realm: Realm, creator: User, request: SubscriptionRequest, options: NewChannelOptions, settings: Record<ChannelGroupSettingName, string>, now: number): Promise<Channel> {
+  const description = request.description ?? "";
+  const { id } = await trx
+    .insertInto("channels")
+    .values({
+      realm_id: realm.id,
+      name: request.name,
+      name_key: request.name.toLowerCase(),
+      description,
+      rendered_description: renderDescription(description),
+      date_created: now,
+      creator_id: creator.id,
+      invite_only: options.inviteOnly,
+      is_web_public: options.isWebPublic,
+      // Public channels always share history with new subscribers.
+      history_public_to_subscribers: options.inviteOnly ? (options.historyPublicToSubscribers ?? false) : true,
+      message_retention_days: options.messageRetentionDays,
+      topics_policy: options.topicsPolicy,
+      folder_id: options.folderId,
+      ...settings,
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return (await getChannel(trx, realm.id, id))!;
+}
+
+interface SubscribePlan {
+  result: SubscribeResult;
+}
+
+/** The body of subscribe, inside the caller's transaction. */
+async function subscribeInTransaction(
+  trx: Trx,
+  services: Services,
+  realm: Realm,
+  user: User,
+  actor: Actor,
+  input: SubscribeInput,
+  pending: PendingEvents,
+): Promise<SubscribePlan> {
+  const settings = parseRealmSettings(realm.settings);
+  const now = services.now();
+  const requests = new Map<string, SubscriptionRequest>();
+  for (const r of input.subscriptions) {
+    const name = checkChannelName(r.name);
+    const description = r.description === undefined ? undefined : checkChannelDescription(r.description, "description");
+    if (!requests.has(name.toLowerCase())) requests.set(name.toLowerCase(), { name, description, color: r.color });
+  }
+  const targets = input.principals && input.principals.length > 0 ? await resolvePrincipals(trx, realm, user, input.principals) : [user];
+  const subscribingOthers = targets.some((t) => t.id !== user.id);
+
+  const existing = await getChannelsByNames(trx, realm.id, [...requests.keys()]);
+  const existingByName = new Map(existing.map((c) => [c.name.toLowerCase(), c]));
+  const toCreate = [...requests.entries()].filter(([key]) => !existingByName.has(key)).map(([, r]) => r);
+
+  if (toCreate.length > 0) {
+    checkNewChannelOptions(actor, settings, input);
+    checkChannelCreation(actor, settings, { inviteOnly: input.inviteOnly, isWebPublic: input.isWebPublic, isDefault: input.isDefaultStream }, settings.enable_spectator_access);
+    await checkFolder(trx, realm, input.folderId);
+  }
+
+  // Existing channels: subscribing needs content access (and archived ones cannot change).
+  const ownSubs = new Map((await subscriptionRows(trx, [user.id], existing.map((c) => c.id))).map((s) => [s.channel_id, s.active]));
+  const unauthorized: string[] = [];
+  const authorized: Channel[] = [];
+  for (const channel of existing) {
+    const facts = channelFacts(channel);
+    if (channel.is_archived || !hasContentAccess(actor, facts, ownSubs.get(channel.id) === true)) unauthorized.push(channel.name);
+    else authorized.push(channel);
+  }
+  if (unauthorized.length > 0 && input.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${unauthorized[0]}).`);
+  if (subscribingOthers) {
+    for (const channel of authorized) {
+      if (!canSubscribeOthers(actor, channelFacts(channel), settings)) throw badRequest("Insufficient permission");
+    }
+  }
+
+  const created: Channel[] = [];
+  if (toCreate.length > 0) {
+    const channelSettings = await newChannelSettings(trx, realm, user.id, input.groupSettings);
+    for (const request of toCreate) created.push(await insertChannel(trx, realm, user, request, input, channelSettings, now));
+    if (input.isDefaultStream) {
+      await trx.insertInto("default_channels").values(created.map((c) => ({ realm_id: realm.id, channel_id: c.id }))).execute();
+    }
+  }
+  const channels = [...authorized, ...created];
+
+  // Which (user, channel) pairs are new; what each target could see before.
+  const currentRows = await subscriptionRows(trx, targets.map((t) => t.id), channels.map((c) => c.id));
+  const isActive = (userId: number, channelId: number) => currentRows.some((r) => r.user_id === userId && r.channel_id === channelId && r.active);
+  const subscribed: Record<string, string[]> = {};
+  const alreadySubscribed: Record<string, string[]> = {};
+  const added: { user: User; channel: Channel; couldSeeBefore: boolean }[] = [];
+  for (const target of targets) {
+    const targetActor = target.id === user.id ? actor : { id: target.id, role: target.role, groupIds: await groupIdsOfUser(trx, target.id) };
+    for (const channel of channels) {
+      const key = String(target.id);
+      if (isActive(target.id, channel.id)) {
+        (alreadySubscribed[key] ??= []).push(channel.name);
+        continue;
+      }
+      (subscribed[key] ??= []).push(channel.name);
+      const isNew = created.includes(channel);
+      added.push({ user: target, channel, couldSeeBefore: !isNew && hasMetadataAccess(targetActor, channelFacts(channel), false) });
+    }
+  }
+  const colors = new Map<number, string>();
+  for (const channel of channels) {
+    const color = requests.get(channel.name.toLowerCase())?.color;
+    if (color !== undefined) colors.set(channel.id, color);
+  }
+  await addSubscriptions(trx, added, colors);
+
+  // New channels: everyone who may see them hears of their creation (subscribers get it with their subscription).
+  if (created.length > 0) {
+    const context = await channelContext(trx, realm.id, created.map((c) => c.id), now);
+    for (const channel of created) {
+      const newSubscribers = new Set(added.filter((a) => a.channel.id === channel.id).map((a) => a.user.id));
+      const audience = (await usersWithMetadataAccess(trx, realm.id, channel)).filter((id) => !newSubscribers.has(id));
+      pending.add(realm.id, { type: "stream", op: "create", streams: [formatChannel(channel, context)], for_unarchiving: false }, audience);
+    }
+    if (input.isDefaultStream) await defaultChannelsEvent(trx, realm, pending);
+  }
+  if (added.length > 0) await subscriptionAddEvents(trx, realm, added, now, pending);
+
+  const result: SubscribeResult = { subscribed, already_subscribed: alreadySubscribed };
+  if (!input.authorizationErrorsFatal) result.unauthorized = unauthorized;
+  return { result };
+}
+
+export async function defaultChannelsEvent(trx: Trx, realm: Realm, pending: PendingEvents): Promise<void> {
+  const ids = await trx.selectFrom("default_channels").select("channel_id").where("realm_id", "=", realm.id).orderBy("channel_id").execute();
+  const recipients = (await listActiveUsers(trx, realm.id)).filter((u) => !isGuest(u.role)).map((u) => u.id);
+  pending.add(realm.id, { type: "default_streams", default_streams: ids.map((r) => r.channel_id) }, recipients);
+}
+
+function requireNonGuest(user: User): void {
+  if (isGuest(user.role)) throw badRequest("Not allowed for guest users");
+}
+
+/** POST /users/me/subscriptions. */
+export async function subscribe(services: Services, realm: Realm, user: User, input: SubscribeInput): Promise<SubscribeResult> {
+  requireNonGuest(user);
+  const actor = await actorFor(services, user);
+  const pending = new PendingEvents();
+  const { result } = await services.storage.db.transaction().execute((trx) => subscribeInTransaction(trx, services, realm, user, actor, input, pending));
+  pending.sendTo(services.notifier);
+  return result;
+}
+
+export interface UnsubscribeResult {
+  removed: string[];
+  not_removed: string[];
+}
+
+async function unsubscribeInTransaction(
+  trx: Trx,
+  services: Services,
+  realm: Realm,
+  user: User,
+  actor: Actor,
+  names: string[],
+  principals: (number | string)[] | undefined,
+  pending: PendingEvents,
+): Promise<UnsubscribeResult> {
+  const checked = names.map((n) => checkChannelName(n));
+  const targets = principals && principals.length > 0 ? await resolvePrincipals(trx, realm, user, principals) : [user];
+  // Removing yourself or a bot you own needs no permission; anyone else does.
+  const unsubscribingOthers = targets.some((t) => t.id !== user.id && !(t.is_bot && t.bot_owner_id === user.id));
+  const channels = await getChannelsByNames(trx, realm.id, checked);
+  const found = new Set(channels.map((c) => c.name.toLowerCase()));
+  const missing = checked.filter((n) => !found.has(n.toLowerCase()));
+  if (unsubscribingOthers) {
+    const ownSubs = new Map((await subscriptionRows(trx, [user.id], channels.map((c) => c.id))).map((s) => [s.channel_id, s.active]));
+    for (const channel of channels) {
+      if (!canUnsubscribeOthers(actor, channelFacts(channel), ownSubs.get(channel.id) === true)) throw badRequest("Insufficient permission");
+    }
+  }
+  if (missing.length > 0) throw badRequest(`Channel(s) (${missing.join(", ")}) do not exist`);
+
+  const rows = await subscriptionRows(trx, targets.map((t) => t.id), channels.map((c) => c.id));
+  const removed: string[] = [];
+  const notRemoved: string[] = [];
+  const removedPairs: { user: User; channel: Channel }[] = [];
+  for (const target of targets) {
+    for (const channel of channels) {
+      const row = rows.find((r) => r.user_id === target.id && r.channel_id === channel.id);
+      if (!row?.active) {
+        notRemoved.push(channel.name);
+        continue;
+      }
+      removed.push(channel.name);
+      removedPairs.push({ user: target, channel });
+    }
+  }
+  for (const { user: target, channel } of removedPairs) {
+    await trx.updateTable("subscriptions").set({ active: false }).where("user_id", "=", target.id).where("channel_id", "=", channel.id).execute();
+  }
+
+  for (const target of targets) {
+    const gone = removedPairs.filter((p) => p.user.id === target.id).map((p) => p.channel);
+    if (gone.length === 0) continue;
+    pending.add(realm.id, { type: "subscription", op: "remove", subscriptions: gone.map((c) => ({ name: c.name, stream_id: c.id })) }, [target.id]);
+    // Those who can no longer see a private channel are told it is gone for them.
+    const targetActor = { id: target.id, role: target.role, groupIds: await groupIdsOfUser(trx, target.id) };
+    const lost = gone.filter((c) => !hasMetadataAccess(targetActor, channelFacts(c), false));
+    if (lost.length > 0) {
+      pending.add(realm.id, { type: "stream", op: "delete", streams: lost.map((c) => ({ stream_id: c.id })), stream_ids: lost.map((c) => c.id), for_archiving: false }, [target.id]);
+    }
+  }
+  for (const channel of channels) {
+    const altered = removedPairs.filter((p) => p.channel.id === channel.id).map((p) => p.user.id).sort((a, b) => a - b);
+    if (altered.length === 0) continue;
+    const peers = (await usersWithMetadataAccess(trx, realm.id, channel)).filter((id) => !altered.includes(id));
+    pending.add(realm.id, { type: "subscription", op: "peer_remove", stream_ids: [channel.id], user_ids: altered }, peers);
+  }
+  return { removed, not_removed: notRemoved };
+}
+
+/** DELETE /users/me/subscriptions. */
+export async function unsubscribe(services: Services, realm: Realm, user: User, names: string[], principals: (number | string)[] | undefined): Promise<UnsubscribeResult> {
+  const actor = await actorFor(services, user);
+  const pending = new PendingEvents();
+  const result = await services.storage.db.transaction().execute((trx) => unsubscribeInTransaction(trx, services, realm, user, actor, names, principals, pending));
+  pending.sendTo(services.notifier);
+  return result;
+}
+
+/** PATCH /users/me/subscriptions: add and delete in one transaction. */
+export async function changeSubscriptions(
+  services: Services,
+  realm: Realm,
+  user: User,
+  add: SubscribeInput | undefined,
+  remove: string[] | undefined,
+): Promise<Partial<SubscribeResult & UnsubscribeResult>> {
+  if (add) requireNonGuest(user);
+  const actor = await actorFor(services, user);
+  const pending = new PendingEvents();
+  const result = await services.storage.db.transaction().execute(async (trx) => {
+    const added = add ? (await subscribeInTransaction(trx, services, realm, user, actor, add, pending)).result : {};
+    const removed = remove ? await unsubscribeInTransaction(trx, services, realm, user, actor, remove, undefined, pending) : {};
+    return { ...added, ...removed };
+  });
+  pending.sendTo(services.notifier);
+  return result;
+}
+
+export const SUBSCRIPTION_PROPERTIES = [
+  "color",
+  "is_muted",
+  "in_home_view",
+  "pin_to_top",
+  "desktop_notifications",
+  "audible_notifications",
+  "push_notifications",
+  "email_notifications",
+  "wildcard_mentions_notify",
+] as const;
+
+export interface PropertyChange {
+  stream_id: number;
+  property: string;
+  value: unknown;
+}
+
+/** Checks one change before anything is written; Zulip validates all items first. */
+function checkPropertyChange(change: PropertyChange): void {
+  if (change.property === "color") {
+    if (typeof change.value !== "string" || !/^#([a-fA-F0-9]{3,6})$/.test(change.value)) throw badRequest("color is not a valid hex color code");
+    return;
+  }
+  if (!(SUBSCRIPTION_PROPERTIES as readonly string[]).includes(change.property)) {
+    throw badRequest(`Unknown subscription property: ${change.property}`);
+  }
+  if (typeof change.value !== "boolean") throw badRequest(`${change.property} is not a boolean`);
+}
+
+/** POST /users/me/subscriptions/properties (and the legacy single-property PATCH). */
+export async function changeSubscriptionProperties(services: Services, realm: Realm, user: User, changes: PropertyChange[]): Promise<void> {
+  for (const change of changes) checkPropertyChange(change);
+  const actor = await actorFor(services, user);
+  const pending = new PendingEvents();
+  await services.storage.db.transaction().execute(async (trx) => {
+    for (const change of changes) {
+      const channel = await getChannel(trx, realm.id, change.stream_id);
+      const row = channel ? (await subscriptionRows(trx, [user.id], [channel.id]))[0] : undefined;
+      if (!channel || channel.is_archived || !hasContentAccess(actor, channelFacts(channel), row?.active === true)) throw badRequest("Invalid channel ID");
+      if (!row?.active) throw badRequest(`Not subscribed to channel ID ${channel.id}`);
+      const update = (property: string, value: unknown) =>
+        pending.add(realm.id, { type: "subscription", op: "update", property, value, stream_id: channel.id }, [user.id]);
+      if (change.property === "is_muted" || change.property === "in_home_view") {
+        // in_home_view is the legacy inverse of is_muted: store one, tell clients both.
+        const muted = change.property === "is_muted" ? (change.value as boolean) : !(change.value as boolean);
+        await trx.updateTable("subscriptions").set({ is_muted: muted }).where("user_id", "=", user.id).where("channel_id", "=", channel.id).execute();
+        update("in_home_view", !muted);
+        update("is_muted", muted);
+      } else {
+        await trx
+          .updateTable("subscriptions")
+          .set({ [change.property]: change.value })
+          .where("user_id", "=", user.id)
+          .where("channel_id", "=", channel.id)
+          .execute();
+        update(change.property, change.value);
+      }
+    }
+  });
+  pending.sendTo(services.notifier);
+}
