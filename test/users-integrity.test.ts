@@ -131,3 +131,26 @@ describe("out-of-range and odd input", () => {
     );
   });
 });
+
+describe("default channels", () => {
+  test("a new account is subscribed to the default channels, with events", async () => {
+    const created = assertSuccess(
+      await t.api(t.users.admin, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "welcome hall" }], is_default_stream: true }),
+    );
+    assert.deepEqual(created.subscribed, { [String(t.users.admin.id)]: ["welcome hall"] });
+    const [channel] = assertSuccess(await t.api(t.users.admin, "GET", "/streams")).streams.filter((s: { name: string }) => s.name === "welcome hall");
+    t.clearEvents();
+    const newcomer = await t.createUser("New Comer");
+    const subs = assertSuccess(await t.api(newcomer, "GET", "/users/me/subscriptions")).subscriptions;
+    assert.deepEqual(subs.map((s: { name: string }) => s.name), ["welcome hall"]);
+    assert.equal(subs[0].color, "#76ce90");
+    const [add] = t.eventsFor(newcomer.id, "subscription", "add");
+    assert.deepEqual((add!.subscriptions as { stream_id: number }[]).map((s) => s.stream_id), [channel.stream_id]);
+    const peers = t.eventsFor(t.users.admin.id, "subscription", "peer_add");
+    assert.deepEqual(peers.map((e) => [e.stream_ids, e.user_ids]), [[[channel.stream_id], [newcomer.id]]]);
+    // Archived default channels are not joined: archiving also drops the channel from the defaults.
+    assertSuccess(await t.api(t.users.admin, "DELETE", `/streams/${channel.stream_id}`));
+    const later = await t.createUser("Late Comer");
+    assert.deepEqual(assertSuccess(await t.api(later, "GET", "/users/me/subscriptions")).subscriptions, []);
+  });
+});

@@ -530,3 +530,20 @@ export async function changeSubscriptionProperties(services: Services, realm: Re
   });
   pending.sendTo(services.notifier);
 }
+
+/** A new account joins the organization's default channels (inside the creating transaction). */
+export async function subscribeToDefaultChannels(trx: Trx, services: Services, realm: Realm, user: User, pending: PendingEvents): Promise<void> {
+  const ids = await trx.selectFrom("default_channels").select("channel_id").where("realm_id", "=", realm.id).execute();
+  if (ids.length === 0) return;
+  const channels = await trx
+    .selectFrom("channels")
+    .selectAll()
+    .where("id", "in", ids.map((r) => r.channel_id))
+    .where("is_archived", "=", false)
+    .execute();
+  if (channels.length === 0) return;
+  const actor = { id: user.id, role: user.role, groupIds: await groupIdsOfUser(trx, user.id) };
+  const added = channels.map((channel) => ({ user, channel, couldSeeBefore: hasMetadataAccess(actor, channelFacts(channel), false) }));
+  await addSubscriptions(trx, added, new Map());
+  await subscriptionAddEvents(trx, realm, added, services.now(), pending);
+}

@@ -33,6 +33,7 @@ import type { Services } from "../services.ts";
 import { lockRealm } from "../storage/database.ts";
 import type { Database, Realm, User, UserUpdate } from "../storage/schema.ts";
 import { generateApiKey, hashPassword, verifyPassword } from "./credentials.ts";
+import { subscribeToDefaultChannels } from "./subscriptions.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 type Trx = Transaction<Database>;
@@ -185,6 +186,7 @@ export async function createUser(services: Services, realm: Realm, actor: User |
         botOwnerId: input.isBot ? (input.botOwnerId ?? actor?.id ?? null) : null,
       });
       await queueForRealmUsers(trx, services, pending, realm.id, user, (person) => ({ type: "realm_user", op: "add", person }));
+      await subscribeToDefaultChannels(trx, services, realm, user, pending);
       return user;
     });
   } catch (error) {
