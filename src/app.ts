@@ -5,7 +5,7 @@ import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
 import pino from "pino";
-import { ApiError } from "./http/errors.ts";
+import { ApiError } from "./errors.ts";
 import { MethodTable, registerRoutes, type Route } from "./http/route.ts";
 import { avatarRoutes } from "./routes/avatars.ts";
 import { authRoutes } from "./routes/auth.ts";

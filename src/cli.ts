@@ -5,7 +5,7 @@ import { createRealm, RealmExistsError } from "./actions/realm.ts";
 import { createUser } from "./actions/users.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { isRole, Role } from "./domain/roles.ts";
-import { ApiError } from "./http/errors.ts";
+import { ApiError } from "./errors.ts";
 import { getDefaultRealm, getUserByLoginEmail } from "./queries/users.ts";
 import { openServices, startServer } from "./server.ts";
 import type { Services } from "./services.ts";

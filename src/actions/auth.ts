@@ -1,6 +1,6 @@
 // Turning credentials into a user: HTTP Basic API keys, and the
 // password/dev-mode endpoints that hand out API keys.
-import { ApiError, invalidApiKey, rateLimited, realmDeactivated, userDeactivated } from "../http/errors.ts";
+import { ApiError, invalidApiKey, rateLimited, realmDeactivated, userDeactivated } from "../errors.ts";
 import { passwordAuthEnabled, parseRealmSettings } from "../domain/realm-settings.ts";
 import { getDefaultRealm, getUserByDeliveryEmail, getUserByLoginEmail } from "../queries/users.ts";
 import type { Services } from "../services.ts";

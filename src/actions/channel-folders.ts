@@ -12,7 +12,7 @@ import {
 import { isAdmin } from "../domain/roles.ts";
 import { renderDescription } from "../domain/text.ts";
 import type { ClientEvent } from "../events/notifier.ts";
-import { badRequest, mustBeAdmin } from "../http/errors.ts";
+import { badRequest, mustBeAdmin } from "../errors.ts";
 import {
   formatChannelFolder,
   getChannelFolder,

@@ -27,7 +27,7 @@ import { isAdmin, isOwner } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import { renderDescription } from "../domain/text.ts";
 import { PendingEvents } from "../events/notifier.ts";
-import { ApiError, badRequest, mustBeAdmin, mustBeOwner } from "../http/errors.ts";
+import { ApiError, badRequest, mustBeAdmin, mustBeOwner } from "../errors.ts";
 import { channelContext, channelFacts, formatChannel, getChannel, getChannelsByNames, subscriberIds, usersWithMetadataAccess } from "../queries/channels.ts";
 import { groupFacts, systemGroupIdsByName } from "../queries/user-groups.ts";
 import { getUserById } from "../queries/users.ts";

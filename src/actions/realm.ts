@@ -6,7 +6,7 @@ import { encodeGroupSetting } from "../domain/group-settings.ts";
 import { SYSTEM_GROUPS, SystemGroup, type SystemGroupName } from "../domain/system-groups.ts";
 import { USER_GROUP_SETTING_NAMES } from "../domain/user-groups.ts";
 import { checkFullName, checkPassword, isValidEmail } from "../domain/users.ts";
-import { badRequest } from "../http/errors.ts";
+import { badRequest } from "../errors.ts";
 import { getDefaultRealm } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";

@@ -30,7 +30,7 @@ import { isGuest, isOwner } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import { renderDescription } from "../domain/text.ts";
 import { PendingEvents } from "../events/notifier.ts";
-import { badRequest, mustBeOwner, noSuchUser } from "../http/errors.ts";
+import { badRequest, mustBeOwner, noSuchUser } from "../errors.ts";
 import {
   channelContext,
   channelFacts,

@@ -24,7 +24,7 @@ import {
   type UserGroupSettingName,
 } from "../domain/user-groups.ts";
 import type { ClientEvent } from "../events/notifier.ts";
-import { ApiError, badRequest, humansOnly, insufficientPermission, noSuchUser } from "../http/errors.ts";
+import { ApiError, badRequest, humansOnly, insufficientPermission, noSuchUser } from "../errors.ts";
 import {
   activeRealmUsersByIds,
   activeUserIdsAmong,

@@ -18,7 +18,7 @@ import {
   seesDeliveryEmail,
 } from "../domain/users.ts";
 import { PendingEvents, type ClientEvent } from "../events/notifier.ts";
-import { ApiError, badRequest, humansOnly, mustBeAdmin, mustBeOwner, noSuchUser } from "../http/errors.ts";
+import { ApiError, badRequest, humansOnly, mustBeAdmin, mustBeOwner, noSuchUser } from "../errors.ts";
 import { systemGroupIdsByName } from "../queries/user-groups.ts";
 import {
   countActiveHumanOwners,

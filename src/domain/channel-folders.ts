@@ -1,6 +1,6 @@
 // Pure rules about channel folders: name and description checks, name
 // uniqueness, and the reorder mapping, with the errors Zulip gives.
-import { badRequest, type ApiError } from "../http/errors.ts";
+import { badRequest, type ApiError } from "../errors.ts";
 import { MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from "./limits.ts";
 
 /** Length in Unicode code points, as Python's len() counts them. */

@@ -2,7 +2,7 @@
 // may administer it or change its subscribers, name and description checks,
 // and the defaults and limits of channel settings. Every endpoint that touches
 // channels (subscribe, send, edit, move…) asks these functions.
-import { badRequest } from "../http/errors.ts";
+import { badRequest } from "../errors.ts";
 import {
   DEFAULT_RULE,
   decodeGroupSetting,

@@ -2,7 +2,7 @@
 // group, or an anonymous group of direct members and subgroups. One rule
 // decides membership for all of them: the organization's, channels' and
 // groups' settings.
-import { badRequest } from "../http/errors.ts";
+import { badRequest } from "../errors.ts";
 import { SystemGroup, type SystemGroupName } from "./system-groups.ts";
 
 export interface AnonymousGroup {

@@ -1,7 +1,7 @@
 // Organization settings and the defaults Zulip gives a new organization. The
 // realms.settings column stores a JSON object; a key missing there takes the
 // default here, so a setting added later needs no data migration.
-import { badRequest } from "../http/errors.ts";
+import { badRequest } from "../errors.ts";
 import { DEFAULT_RULE, type GroupSettingRule, type GroupSettingValue } from "./group-settings.ts";
 import { SystemGroup, type SystemGroupName } from "./system-groups.ts";
 import { EmailVisibility } from "./users.ts";

@@ -1,5 +1,5 @@
 // Rules about user groups that do not need the database.
-import { badRequest } from "../http/errors.ts";
+import { badRequest } from "../errors.ts";
 import { DEFAULT_RULE, type GroupSettingRule } from "./group-settings.ts";
 import { SystemGroup } from "./system-groups.ts";
 

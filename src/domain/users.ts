@@ -1,6 +1,6 @@
 // Pure rules about user accounts: names, emails, time zones, who may see a
 // real email address.
-import { badRequest } from "../http/errors.ts";
+import { badRequest } from "../errors.ts";
 import { isAdmin, isModerator, isGuest } from "./roles.ts";
 
 export const MAX_NAME_LENGTH = 100;

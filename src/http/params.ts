@@ -2,7 +2,7 @@
 // once (type, required or default) and this module converts the raw strings,
 // fills defaults and produces Zulip's error messages. Lists, objects and
 // booleans arrive JSON-encoded; integers as decimal strings; strings raw.
-import { ApiError, badRequest, missingArgument } from "./errors.ts";
+import { ApiError, badRequest, missingArgument } from "../errors.ts";
 
 /** Checks a JSON-decoded value and returns it typed; `name` is used in error messages. */
 export type Validator<T> = (value: unknown, name: string) => T;

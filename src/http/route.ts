@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { authenticateApiKey, type Authenticated } from "../actions/auth.ts";
 import type { Services } from "../services.ts";
-import { unauthorized } from "./errors.ts";
+import { unauthorized } from "../errors.ts";
 import { collectRawParams, parseParams, type ParamShape, type ParamsOf } from "./params.ts";
 
 export const API_PREFIX = "/api/v1";

@@ -13,7 +13,7 @@ import {
 import type { Actor, GroupSettingValue } from "../domain/group-settings.ts";
 import { isAdmin, isGuest } from "../domain/roles.ts";
 import type { Channel, Database, Subscription } from "../storage/schema.ts";
-import { badRequest } from "../http/errors.ts";
+import { badRequest } from "../errors.ts";
 import { isStorableId } from "../storage/database.ts";
 import { usersInSetting } from "./user-groups.ts";
 

@@ -1,6 +1,6 @@
 import { devFetchApiKey, fetchApiKey, realmForRequest } from "../actions/auth.ts";
 import { isAdmin } from "../domain/roles.ts";
-import { badRequest } from "../http/errors.ts";
+import { badRequest } from "../errors.ts";
 import { param } from "../http/params.ts";
 import { defineRoute, type PublicRequest } from "../http/route.ts";
 import { listDevLoginUsers } from "../queries/users.ts";

@@ -2,7 +2,7 @@ import { actorFor } from "../actions/actor.ts";
 import { addDefaultChannel, archiveChannel, removeDefaultChannel, updateChannel, type SettingChange } from "../actions/channels.ts";
 import { CHANNEL_GROUP_SETTING_NAMES, hasContentAccess, parseRetentionDays, TOPICS_POLICIES, type ChannelGroupSettingName } from "../domain/channels.ts";
 import { isAdmin } from "../domain/roles.ts";
-import { badRequest } from "../http/errors.ts";
+import { badRequest } from "../errors.ts";
 import { check, param, type Validator } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
 import { accessChannel, channelContext, channelFacts, channelSubscribersFor, formatChannel, getChannelsByNames, listStreams } from "../queries/channels.ts";

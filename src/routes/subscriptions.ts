@@ -8,7 +8,7 @@ import {
 } from "../actions/subscriptions.ts";
 import { CHANNEL_GROUP_SETTING_NAMES, HEX_COLOR, TOPICS_POLICIES, type ChannelGroupSettingName } from "../domain/channels.ts";
 import type { GroupSettingValue } from "../domain/group-settings.ts";
-import { badRequest, noSuchUser } from "../http/errors.ts";
+import { badRequest, noSuchUser } from "../errors.ts";
 import { check, param, type ParamsOf, type Validator } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
 import { accessChannel, listSubscriptions, subscriptionRows } from "../queries/channels.ts";

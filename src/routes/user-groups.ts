@@ -13,7 +13,7 @@ import {
   updateUserGroup,
 } from "../actions/user-groups.ts";
 import { USER_GROUP_SETTING_NAMES, type UserGroupSettingName } from "../domain/user-groups.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../errors.ts";
 import { check, param, parseParams, type Param, type ParamShape, type ParamsOf } from "../http/params.ts";
 import { defineRoute, type ApiRequest, type HttpMethod, type ReplyData, type Route } from "../http/route.ts";
 

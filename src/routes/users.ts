@@ -6,7 +6,7 @@ import {
   updateUser,
 } from "../actions/users.ts";
 import { ALL_ROLES } from "../domain/roles.ts";
-import { noSuchUser } from "../http/errors.ts";
+import { noSuchUser } from "../errors.ts";
 import { check, param } from "../http/params.ts";
 import { defineRoute, type ApiRequest } from "../http/route.ts";
 import { formatUser, getUserById, listRealmUsers, lookUpUserForViewer, type FormatOptions } from "../queries/users.ts";

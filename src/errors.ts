@@ -1,6 +1,7 @@
-// The one error type every layer throws. Actions throw it for rule violations
-// (they know the Zulip code, not HTTP); the error handler turns it into the
-// JSON error envelope.
+// The one error type every layer throws: a Zulip error code with its message,
+// extra fields and the HTTP status Zulip gives it. Domain rules and actions
+// throw these; the HTTP layer's error handler turns them into the JSON error
+// envelope.
 
 export class ApiError extends Error {
   constructor(
