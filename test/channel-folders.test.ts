@@ -260,7 +260,7 @@ describe("POST /channel_folders/create", () => {
 
   test("a name with an unprintable character is refused with its 1-based position", async () => {
     const cases: [string, number][] = [
-      ["abc\u0000", 4],
+      ["abc\u0002", 4],
       ["a\u0007b", 2],
       ["\u001bescape", 1],
       ["tab\there", 4],
@@ -521,7 +521,10 @@ describe("PATCH /channel_folders/{channel_folder_id}", () => {
       [{ name: "" }, "Channel folder name can't be empty."],
       [{ name: "  " }, "Channel folder name can't be empty."],
       [{ name: "z".repeat(61) }, "name is too long (limit: 60 characters)"],
-      [{ name: "bad\u0000name" }, "Invalid character in channel folder name, at position 4."],
+      [{ name: "bad\u0001name" }, "Invalid character in channel folder name, at position 4."],
+      // NUL is refused for every text parameter (PostgreSQL cannot store it), before any field's own checks.
+      [{ name: "bad\u0000name" }, "name contains a NUL character"],
+      [{ description: "nul\u0000here" }, "description contains a NUL character"],
       [{ name: taken }, "Channel folder name already in use"],
       [{ name: taken.toLowerCase() }, "Channel folder name already in use"],
       [{ name: archivedName.toUpperCase() }, "Channel folder name already in use"],

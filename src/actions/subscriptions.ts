@@ -1,7 +1,6 @@
 // Subscribing and unsubscribing (creating channels on the way), and personal
 // subscription settings. Each public function runs one transaction and sends
 // its events after the commit.
-import type { Transaction } from "kysely";
 import {
   CHANNEL_GROUP_SETTING_DEFAULTS,
   CHANNEL_GROUP_SETTING_NAMES,
@@ -13,20 +12,21 @@ import {
   checkChannelName,
   hasContentAccess,
   hasMetadataAccess,
+  HEX_COLOR,
   pickColors,
   type ChannelGroupSettingName,
   type TopicsPolicy,
 } from "../domain/channels.ts";
 import {
+  canonicalGroupSetting,
   checkGroupSetting,
   encodeGroupSetting,
   hasPermission,
-  normalizeGroupSetting,
   type Actor,
   type GroupSettingValue,
 } from "../domain/group-settings.ts";
 import { parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
-import { isGuest, isOwner } from "../domain/roles.ts";
+import { isGuest, isOwner, requireNonGuest } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import { renderDescription } from "../domain/text.ts";
 import { PendingEvents } from "../events/notifier.ts";
@@ -43,12 +43,13 @@ import {
   usersWithMetadataAccess,
 } from "../queries/channels.ts";
 import { groupFacts, groupIdsOfUser, systemGroupIdsByName } from "../queries/user-groups.ts";
-import { getUserById, listActiveUsers, lookUpUserForViewer } from "../queries/users.ts";
+import { checkSettingMembers, getUserById, listActiveUsers, lookUpUserForViewer } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { Channel, Database, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
+import { inRealmTransaction, type Trx } from "./transaction.ts";
+import { getChannelFolder } from "../queries/channel-folders.ts";
 
-type Trx = Transaction<Database>;
 
 export interface SubscriptionRequest {
   name: string;
@@ -110,10 +111,9 @@ async function newChannelSettings(
     let value: GroupSettingValue;
     const requested = given[name];
     if (requested !== undefined) {
-      value = normalizeGroupSetting(requested);
-      if (typeof value !== "number" && value.direct_members.length === 0 && value.direct_subgroups.length === 0) value = nobody;
+      value = canonicalGroupSetting(requested, nobody);
       checkGroupSetting(name, value, CHANNEL_GROUP_SETTING_RULES[name], (id) => facts.get(id));
-      if (typeof value !== "number") await checkDirectMembers(trx, realm, value.direct_members);
+      if (typeof value !== "number") await checkSettingMembers(trx, realm.id, value.direct_members);
     } else {
       const fallback = CHANNEL_GROUP_SETTING_DEFAULTS[name];
       value = fallback === "creator" ? { direct_members: [creatorId], direct_subgroups: [] } : systemGroups.get(fallback)!;
@@ -123,22 +123,8 @@ async function newChannelSettings(
   return result;
 }
 
-async function checkDirectMembers(trx: Trx, realm: Realm, userIds: readonly number[]): Promise<void> {
-  for (const id of userIds) {
-    const user = await getUserById(trx, realm.id, id);
-    if (!user || !user.is_active || user.is_system_bot) throw badRequest(`Invalid user ID: ${id}`);
-  }
-}
-
 async function checkFolder(trx: Trx, realm: Realm, folderId: number | null): Promise<void> {
-  if (folderId === null) return;
-  const folder = await trx
-    .selectFrom("channel_folders")
-    .select("id")
-    .where("realm_id", "=", realm.id)
-    .where("id", "=", folderId)
-    .executeTakeFirst();
-  if (!folder) throw badRequest("Invalid channel folder ID");
+  if (folderId !== null && !(await getChannelFolder(trx, realm.id, folderId))) throw badRequest("Invalid channel folder ID");
 }
 
 /** Checks that only the organization's policy allows: topics policy, retention. */
@@ -246,10 +232,6 @@ async function insertChannel(trx: Trx, realm: Realm, creator: User, request: Sub
   return (await getChannel(trx, realm.id, id))!;
 }
 
-interface SubscribePlan {
-  result: SubscribeResult;
-}
-
 /** The body of subscribe, inside the caller's transaction. */
 async function subscribeInTransaction(
   trx: Trx,
@@ -259,7 +241,7 @@ async function subscribeInTransaction(
   actor: Actor,
   input: SubscribeInput,
   pending: PendingEvents,
-): Promise<SubscribePlan> {
+): Promise<SubscribeResult> {
   const settings = parseRealmSettings(realm.settings);
   const now = services.now();
   const requests = new Map<string, SubscriptionRequest>();
@@ -347,7 +329,7 @@ async function subscribeInTransaction(
 
   const result: SubscribeResult = { subscribed, already_subscribed: alreadySubscribed };
   if (!input.authorizationErrorsFatal) result.unauthorized = unauthorized;
-  return { result };
+  return result;
 }
 
 export async function defaultChannelsEvent(trx: Trx, realm: Realm, pending: PendingEvents): Promise<void> {
@@ -356,18 +338,13 @@ export async function defaultChannelsEvent(trx: Trx, realm: Realm, pending: Pend
   pending.add(realm.id, { type: "default_streams", default_streams: ids.map((r) => r.channel_id) }, recipients);
 }
 
-function requireNonGuest(user: User): void {
-  if (isGuest(user.role)) throw badRequest("Not allowed for guest users");
-}
 
 /** POST /users/me/subscriptions. */
 export async function subscribe(services: Services, realm: Realm, user: User, input: SubscribeInput): Promise<SubscribeResult> {
   requireNonGuest(user);
-  const actor = await actorFor(services, user);
-  const pending = new PendingEvents();
-  const { result } = await services.storage.db.transaction().execute((trx) => subscribeInTransaction(trx, services, realm, user, actor, input, pending));
-  pending.sendTo(services.notifier);
-  return result;
+  return inRealmTransaction(services, realm.id, async (trx, pending) =>
+    subscribeInTransaction(trx, services, realm, user, await actorFor(trx, user), input, pending),
+  );
 }
 
 export interface UnsubscribeResult {
@@ -377,7 +354,6 @@ export interface UnsubscribeResult {
 
 async function unsubscribeInTransaction(
   trx: Trx,
-  services: Services,
   realm: Realm,
   user: User,
   actor: Actor,
@@ -441,11 +417,9 @@ async function unsubscribeInTransaction(
 
 /** DELETE /users/me/subscriptions. */
 export async function unsubscribe(services: Services, realm: Realm, user: User, names: string[], principals: (number | string)[] | undefined): Promise<UnsubscribeResult> {
-  const actor = await actorFor(services, user);
-  const pending = new PendingEvents();
-  const result = await services.storage.db.transaction().execute((trx) => unsubscribeInTransaction(trx, services, realm, user, actor, names, principals, pending));
-  pending.sendTo(services.notifier);
-  return result;
+  return inRealmTransaction(services, realm.id, async (trx, pending) =>
+    unsubscribeInTransaction(trx, realm, user, await actorFor(trx, user), names, principals, pending),
+  );
 }
 
 /** PATCH /users/me/subscriptions: add and delete in one transaction. */
@@ -457,15 +431,13 @@ export async function changeSubscriptions(
   remove: string[] | undefined,
 ): Promise<Partial<SubscribeResult & UnsubscribeResult>> {
   if (add) requireNonGuest(user);
-  const actor = await actorFor(services, user);
-  const pending = new PendingEvents();
-  const result = await services.storage.db.transaction().execute(async (trx) => {
-    const added = add ? (await subscribeInTransaction(trx, services, realm, user, actor, add, pending)).result : {};
-    const removed = remove ? await unsubscribeInTransaction(trx, services, realm, user, actor, remove, undefined, pending) : {};
+  return inRealmTransaction(services, realm.id, async (trx, pending) => {
+    const actor = await actorFor(trx, user);
+    // Zulip answers with both halves, empty when one side had nothing to do.
+    const added = add ? await subscribeInTransaction(trx, services, realm, user, actor, add, pending) : { subscribed: {}, already_subscribed: {} };
+    const removed = remove ? await unsubscribeInTransaction(trx, realm, user, actor, remove, undefined, pending) : { removed: [], not_removed: [] };
     return { ...added, ...removed };
   });
-  pending.sendTo(services.notifier);
-  return result;
 }
 
 export const SUBSCRIPTION_PROPERTIES = [
@@ -489,7 +461,7 @@ export interface PropertyChange {
 /** Checks one change before anything is written; Zulip validates all items first. */
 function checkPropertyChange(change: PropertyChange): void {
   if (change.property === "color") {
-    if (typeof change.value !== "string" || !/^#([a-fA-F0-9]{3,6})$/.test(change.value)) throw badRequest("color is not a valid hex color code");
+    if (typeof change.value !== "string" || !HEX_COLOR.test(change.value)) throw badRequest("color is not a valid hex color code");
     return;
   }
   if (!(SUBSCRIPTION_PROPERTIES as readonly string[]).includes(change.property)) {
@@ -501,9 +473,8 @@ function checkPropertyChange(change: PropertyChange): void {
 /** POST /users/me/subscriptions/properties (and the legacy single-property PATCH). */
 export async function changeSubscriptionProperties(services: Services, realm: Realm, user: User, changes: PropertyChange[]): Promise<void> {
   for (const change of changes) checkPropertyChange(change);
-  const actor = await actorFor(services, user);
-  const pending = new PendingEvents();
-  await services.storage.db.transaction().execute(async (trx) => {
+  await inRealmTransaction(services, realm.id, async (trx, pending) => {
+    const actor = await actorFor(trx, user);
     for (const change of changes) {
       const channel = await getChannel(trx, realm.id, change.stream_id);
       const row = channel ? (await subscriptionRows(trx, [user.id], [channel.id]))[0] : undefined;
@@ -528,7 +499,6 @@ export async function changeSubscriptionProperties(services: Services, realm: Re
       }
     }
   });
-  pending.sendTo(services.notifier);
 }
 
 /** A new account joins the organization's default channels (inside the creating transaction). */

@@ -13,7 +13,7 @@ import {
   type GroupSettingValue,
 } from "../domain/group-settings.ts";
 import { parseRealmSettings, REALM_GROUP_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES, type RealmGroupSettingName } from "../domain/realm-settings.ts";
-import { isGuest } from "../domain/roles.ts";
+import { isGuest, requireNonGuest } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import {
   checkGroupName,
@@ -56,10 +56,6 @@ type Db = Kysely<Database> | Trx;
 // ---------------------------------------------------------------------------
 // Errors and role checks
 
-export function notAllowedForGuests(): ApiError {
-  return badRequest("Not allowed for guest users");
-}
-
 function invalidGroup(): ApiError {
   return badRequest("Invalid user group");
 }
@@ -70,11 +66,6 @@ function groupDeactivated(): ApiError {
 
 function alreadyExists(name: string): ApiError {
   return badRequest(`User group '${name}' already exists.`);
-}
-
-/** Zulip's require_non_guest_user. */
-export function requireNonGuest(user: User): void {
-  if (isGuest(user.role)) throw notAllowedForGuests();
 }
 
 /** Zulip's require_user_group_create_permission: a member or administrator, not a bot, in can_create_groups. */

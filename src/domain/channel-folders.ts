@@ -1,5 +1,6 @@
 // Pure rules about channel folders: name and description checks, name
 // uniqueness, and the reorder mapping, with the errors Zulip gives.
+import { unprintablePosition } from "./text.ts";
 import { badRequest, type ApiError } from "../errors.ts";
 import { MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from "./limits.ts";
 
@@ -23,23 +24,7 @@ export function checkFolderDescription(description: string): void {
   checkLength(description, "description", MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH);
 }
 
-/** Unicode noncharacters: U+FDD0..U+FDEF and the last two code points of every plane. */
-function isNonCharacter(codePoint: number): boolean {
-  return (codePoint >= 0xfdd0 && codePoint <= 0xfdef) || (codePoint & 0xfffe) === 0xfffe;
-}
 
-/**
- * 1-based code-point position of the first character Zulip calls
- * unprintable (control characters, lone surrogates, noncharacters), or null.
- */
-export function unprintablePosition(text: string): number | null {
-  let position = 0;
-  for (const ch of text) {
-    position += 1;
-    if (/[\p{Cc}\p{Cs}]/u.test(ch) || isNonCharacter(ch.codePointAt(0)!)) return position;
-  }
-  return null;
-}
 
 /**
  * The checks on a new or changed folder name that need no database: length,

@@ -15,6 +15,7 @@ import { MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from "./limits.
 import { REALM_GROUP_SETTING_RULES, type RealmSettings } from "./realm-settings.ts";
 import { isAdmin, isGuest } from "./roles.ts";
 import { SystemGroup, type SystemGroupName } from "./system-groups.ts";
+import { unprintablePosition } from "./text.ts";
 
 export const CHANNEL_GROUP_SETTING_NAMES = [
   "can_add_subscribers_group",
@@ -140,26 +141,18 @@ export function checkChannelCreation(actor: Actor, realm: Readonly<RealmSettings
   if (kind.isDefault && !isAdmin(actor.role)) throw badRequest("Insufficient permission");
   if (kind.inviteOnly && kind.isDefault) throw badRequest("A default channel cannot be private.");
   if (kind.isWebPublic) {
+    if (kind.inviteOnly) throw badRequest("Invalid parameters");
     if (!webPublicEnabled) throw badRequest("Web-public channels are not enabled.");
     if (!allowed("can_create_web_public_channel_group")) throw badRequest("Insufficient permission");
   }
-}
-
-/** Characters Zulip refuses in channel names: controls, surrogates, non-characters. */
-function isUnprintable(ch: string): boolean {
-  const code = ch.codePointAt(0)!;
-  return /[\p{Cc}\p{Cs}]/u.test(ch) || (code >= 0xfdd0 && code <= 0xfdef) || (code & 0xfffe) === 0xfffe;
 }
 
 export function checkChannelName(raw: string): string {
   const name = raw.trim();
   if (name === "") throw badRequest("Channel name can't be empty.");
   if ([...name].length > MAX_STREAM_NAME_LENGTH) throw badRequest(`Channel name too long (limit: ${MAX_STREAM_NAME_LENGTH} characters).`);
-  let position = 0;
-  for (const ch of name) {
-    position++;
-    if (isUnprintable(ch)) throw badRequest(`Invalid character in channel name, at position ${position}.`);
-  }
+  const position = unprintablePosition(name);
+  if (position !== null) throw badRequest(`Invalid character in channel name, at position ${position}.`);
   return name;
 }
 

@@ -3,6 +3,7 @@
 // decides membership for all of them: the organization's, channels' and
 // groups' settings.
 import { badRequest } from "../errors.ts";
+import { isGuest } from "./roles.ts";
 import { SystemGroup, type SystemGroupName } from "./system-groups.ts";
 
 export interface AnonymousGroup {
@@ -37,6 +38,16 @@ export function normalizeGroupSetting(value: GroupSettingValue): GroupSettingVal
   const subgroups = [...new Set(value.direct_subgroups)].sort((a, b) => a - b);
   if (members.length === 0 && subgroups.length === 1) return subgroups[0]!;
   return { direct_members: members, direct_subgroups: subgroups };
+}
+
+/**
+ * The stored form of a requested value: normalized, and an empty anonymous
+ * group becomes the role:nobody group itself, as in Zulip.
+ */
+export function canonicalGroupSetting(value: GroupSettingValue, nobodyGroupId: number): GroupSettingValue {
+  const normalized = normalizeGroupSetting(value);
+  if (typeof normalized !== "number" && normalized.direct_members.length === 0 && normalized.direct_subgroups.length === 0) return nobodyGroupId;
+  return normalized;
 }
 
 export function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
@@ -120,6 +131,6 @@ export interface Actor {
  * group it names.
  */
 export function hasPermission(value: GroupSettingValue, rule: GroupSettingRule, actor: Actor): boolean {
-  if (!rule.allowEveryone && actor.role === 600) return false;
+  if (!rule.allowEveryone && isGuest(actor.role)) return false;
   return isUserInSetting(value, actor.id, actor.groupIds);
 }

@@ -1,3 +1,5 @@
+import { badRequest } from "../errors.ts";
+
 // Organization roles and the checks built on them. Lower number, more power.
 
 export const Role = {
@@ -30,4 +32,9 @@ export const BotType = {
 
 export function isBotType(value: number): boolean {
   return value >= BotType.GENERIC && value <= BotType.EMBEDDED;
+}
+
+/** Zulip's require_non_guest_user. */
+export function requireNonGuest(user: { role: number }): void {
+  if (isGuest(user.role)) throw badRequest("Not allowed for guest users");
 }

@@ -12,3 +12,21 @@ export function escapeHtml(text: string): string {
 export function renderDescription(description: string): string {
   return description === "" ? "" : `<p>${escapeHtml(description)}</p>`;
 }
+
+/** Unicode noncharacters: U+FDD0..U+FDEF and the last two code points of every plane. */
+function isNonCharacter(codePoint: number): boolean {
+  return (codePoint >= 0xfdd0 && codePoint <= 0xfdef) || (codePoint & 0xfffe) === 0xfffe;
+}
+
+/**
+ * 1-based code-point position of the first character Zulip calls
+ * unprintable (control characters, lone surrogates, noncharacters), or null.
+ */
+export function unprintablePosition(text: string): number | null {
+  let position = 0;
+  for (const ch of text) {
+    position += 1;
+    if (/[\p{Cc}\p{Cs}]/u.test(ch) || isNonCharacter(ch.codePointAt(0)!)) return position;
+  }
+  return null;
+}

@@ -2,7 +2,7 @@
 // once (type, required or default) and this module converts the raw strings,
 // fills defaults and produces Zulip's error messages. Lists, objects and
 // booleans arrive JSON-encoded; integers as decimal strings; strings raw.
-import { ApiError, badRequest, missingArgument } from "../errors.ts";
+import { badRequest, missingArgument } from "../errors.ts";
 
 /** Checks a JSON-decoded value and returns it typed; `name` is used in error messages. */
 export type Validator<T> = (value: unknown, name: string) => T;
@@ -15,6 +15,12 @@ const groupSettingValue: Validator<number | { direct_members: number[]; direct_s
   }
   throw badRequest(`${name} does not have the expected format`);
 };
+
+/** NUL cannot be stored in PostgreSQL text and means nothing in any Zulip field: refuse it everywhere. */
+function checkNoNul(value: string, name: string): string {
+  if (value.includes("\u0000")) throw badRequest(`${name} contains a NUL character`);
+  return value;
+}
 
 export const check = {
   int: ((value, name) => {
@@ -29,7 +35,7 @@ export const check = {
 
   string: ((value, name) => {
     if (typeof value !== "string") throw badRequest(`${name} is not a string`);
-    return value;
+    return checkNoNul(value, name);
   }) as Validator<string>,
 
   list<T>(item: Validator<T>): Validator<T[]> {
@@ -112,10 +118,6 @@ export class Param<T, M extends Mode = "optional"> {
     return new Param(this.convert, "default", value);
   }
 
-  /** The same parameter with another conversion applied to the raw string. */
-  convertedBy<U>(convert: (raw: string, name: string) => U): Param<U, M> {
-    return new Param(convert, this.mode);
-  }
 }
 
 function parseJson(raw: string, name: string): unknown {
@@ -129,7 +131,7 @@ function parseJson(raw: string, name: string): unknown {
 export const param = {
   /** Raw string, as Zulip passes strings: not JSON-decoded. */
   string(): Param<string> {
-    return new Param((raw) => raw, "optional");
+    return new Param((raw, name) => checkNoNul(raw, name), "optional");
   },
 
   int(): Param<number> {
@@ -148,6 +150,22 @@ export const param = {
   /** A JSON-encoded value checked by a validator (lists, objects, nullable values). */
   json<T>(validator: Validator<T>): Param<T> {
     return new Param((raw, name) => validator(parseJson(raw, name), name), "optional");
+  },
+
+  /**
+   * A value clients send either JSON-encoded or as a bare string (e.g.
+   * message_retention_days: 30 or "unlimited"), checked by a validator.
+   */
+  jsonOrString<T>(validator: Validator<T>): Param<T> {
+    return new Param((raw, name) => {
+      let value: unknown = checkNoNul(raw, name);
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        // a bare string
+      }
+      return validator(value, name);
+    }, "optional");
   },
 
   /** One of a fixed set of raw strings. */
@@ -215,8 +233,4 @@ export function collectRawParams(query: unknown, body: unknown, bodyIsJson: bool
     }
   }
   return out;
-}
-
-export function isApiError(error: unknown): error is ApiError {
-  return error instanceof ApiError;
 }

@@ -15,7 +15,7 @@ import { isAdmin, isGuest } from "../domain/roles.ts";
 import type { Channel, Database, Subscription } from "../storage/schema.ts";
 import { badRequest } from "../errors.ts";
 import { isStorableId } from "../storage/database.ts";
-import { usersInSetting } from "./user-groups.ts";
+import { settingValueForApi, usersInSetting } from "./user-groups.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -63,6 +63,8 @@ export interface ChannelContext {
   /** Name of a system group by ID (for the deprecated stream_post_policy). */
   systemGroupName: (id: number) => string | undefined;
   subscriberCounts: ReadonlyMap<number, number>;
+  /** Active users, so deactivated ones drop out of anonymous group settings. */
+  activeUserIds: ReadonlySet<number>;
 }
 
 /**
@@ -95,7 +97,9 @@ export function formatChannel(channel: Channel, context: ChannelContext): ApiCha
     first_message_id: channel.first_message_id,
     folder_id: channel.folder_id,
     is_recently_active: channel.is_recently_active,
-    ...facts.settings,
+    ...(Object.fromEntries(
+      CHANNEL_GROUP_SETTING_NAMES.map((name) => [name, settingValueForApi(facts.settings[name], context.activeUserIds)]),
+    ) as Record<ChannelGroupSettingName, GroupSettingValue>),
     stream_weekly_traffic: weeklyTraffic(channel, context.now),
     subscriber_count: context.subscriberCounts.get(channel.id) ?? 0,
   };
@@ -131,6 +135,7 @@ export function formatSubscription(channel: ApiChannel, subscription: Subscripti
 }
 
 export async function getChannel(db: Db, realmId: number, channelId: number): Promise<Channel | undefined> {
+  if (!isStorableId(channelId)) return undefined;
   return db.selectFrom("channels").selectAll().where("realm_id", "=", realmId).where("id", "=", channelId).executeTakeFirst();
 }
 
@@ -197,7 +202,13 @@ export async function defaultChannelIds(db: Db, realmId: number): Promise<number
 export async function channelContext(db: Db, realmId: number, channelIds: readonly number[], now: number): Promise<ChannelContext> {
   const groups = await db.selectFrom("user_groups").select(["id", "name"]).where("realm_id", "=", realmId).where("is_system_group", "=", true).execute();
   const names = new Map(groups.map((g) => [g.id, g.name]));
-  return { now, systemGroupName: (id) => names.get(id), subscriberCounts: await subscriberCounts(db, channelIds) };
+  const active = await db.selectFrom("users").select("id").where("realm_id", "=", realmId).where("is_active", "=", true).execute();
+  return {
+    now,
+    systemGroupName: (id) => names.get(id),
+    subscriberCounts: await subscriberCounts(db, channelIds),
+    activeUserIds: new Set(active.map((u) => u.id)),
+  };
 }
 
 /**
@@ -222,14 +233,6 @@ export async function usersWithMetadataAccess(db: Db, realmId: number, channel: 
     for (const id of await usersInSetting(db, facts.settings[name])) viaGroups.add(id);
   }
   return users.filter((u) => subscribers.has(u.id) || isAdmin(u.role) || (viaGroups.has(u.id) && !isGuest(u.role))).map((u) => u.id);
-}
-
-/** The channels an actor may know about, with whether they are subscribed to each. */
-export async function visibleChannels(db: Db, realmId: number, actor: Actor): Promise<{ channel: Channel; subscribed: boolean }[]> {
-  const [channels, subs] = await Promise.all([listRealmChannels(db, realmId), subscriptionsOfUser(db, actor.id)]);
-  return channels
-    .map((channel) => ({ channel, subscribed: subs.get(channel.id)?.active === true }))
-    .filter(({ channel, subscribed }) => hasMetadataAccess(actor, channelFacts(channel), subscribed));
 }
 
 export interface StreamFilters {
@@ -286,9 +289,9 @@ export async function listSubscriptions(db: Db, realmId: number, userId: number,
 
 /** A channel the actor may see, by ID; unknown and invisible look alike ("Invalid channel ID"). */
 export async function accessChannel(db: Db, realmId: number, actor: Actor, channelId: number, need: "metadata" | "content"): Promise<{ channel: Channel; subscribed: boolean }> {
-  const channel = isStorableId(channelId) ? await getChannel(db, realmId, channelId) : undefined;
+  const channel = await getChannel(db, realmId, channelId);
   if (!channel) throw badRequest("Invalid channel ID");
-  const subscribed = (await subscriptionsOfUser(db, actor.id)).get(channel.id)?.active === true;
+  const subscribed = (await subscriptionRows(db, [actor.id], [channel.id]))[0]?.active === true;
   const facts = channelFacts(channel);
   const allowed = need === "content" ? hasContentAccess(actor, facts, subscribed) : hasMetadataAccess(actor, facts, subscribed);
   if (!allowed) throw badRequest("Invalid channel ID");
@@ -305,4 +308,23 @@ export async function accessChannel(db: Db, realmId: number, actor: Actor, chann
 export async function channelSubscribersFor(db: Db, realmId: number, actor: Actor, channelId: number): Promise<number[]> {
   const { channel } = await accessChannel(db, realmId, actor, channelId, "metadata");
   return subscriberIds(db, channel.id);
+}
+
+/** GET /get_stream_id: a channel the actor can read, by name; archived channels are not found. */
+export async function channelIdByName(db: Db, realmId: number, actor: Actor, name: string): Promise<number> {
+  const [channel] = await getChannelsByNames(db, realmId, [name]);
+  const subscribed = channel ? (await subscriptionRows(db, [actor.id], [channel.id]))[0]?.active === true : false;
+  if (!channel || channel.is_archived || !hasContentAccess(actor, channelFacts(channel), subscribed)) throw badRequest(`Invalid channel name '${name}'`);
+  return channel.id;
+}
+
+/** GET /users/{user_id}/subscriptions/{stream_id}: whether a user is subscribed to a channel the actor can see. */
+export async function isUserSubscribed(db: Db, realmId: number, actor: Actor, userId: number, channelId: number): Promise<boolean> {
+  const target = isStorableId(userId)
+    ? await db.selectFrom("users").select(["id", "is_active", "is_system_bot"]).where("realm_id", "=", realmId).where("id", "=", userId).executeTakeFirst()
+    : undefined;
+  if (!target || target.is_system_bot) throw badRequest("No such user");
+  if (!target.is_active) throw badRequest("User is deactivated");
+  const { channel } = await accessChannel(db, realmId, actor, channelId, "metadata");
+  return (await subscriptionRows(db, [target.id], [channel.id]))[0]?.active === true;
 }

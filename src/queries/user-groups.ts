@@ -60,15 +60,6 @@ export async function getGroup(db: Db, realmId: number, groupId: number): Promis
   return db.selectFrom("user_groups").selectAll().where("realm_id", "=", realmId).where("id", "=", groupId).executeTakeFirst();
 }
 
-export async function getGroupByName(db: Db, realmId: number, name: string): Promise<UserGroup | undefined> {
-  return db
-    .selectFrom("user_groups")
-    .selectAll()
-    .where("realm_id", "=", realmId)
-    .where(sql<string>`lower(name)`, "=", name.toLowerCase())
-    .executeTakeFirst();
-}
-
 export async function systemGroupIdsByName(db: Db, realmId: number): Promise<Map<string, number>> {
   const rows = await db
     .selectFrom("user_groups")

@@ -6,6 +6,7 @@ import type { Config } from "../config.ts";
 import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
 import { seesDeliveryEmail } from "../domain/users.ts";
 import { isStorableId } from "../storage/database.ts";
+import { badRequest } from "../errors.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 
 /** Who is looking: decides whether real email addresses are shown. */
@@ -188,4 +189,12 @@ export async function lookUpUserForViewer(db: Kysely<Database>, realmId: number,
   if (byApiEmail) return byApiEmail;
   const user = await getUserByDeliveryEmail(db, realmId, email);
   return user && seesDeliveryEmail(user, viewer) ? user : undefined;
+}
+
+/** Throws unless every ID is an active user of the organization (direct members of a group setting). */
+export async function checkSettingMembers(db: Kysely<Database>, realmId: number, userIds: readonly number[]): Promise<void> {
+  for (const id of userIds) {
+    const user = await getUserById(db, realmId, id);
+    if (!user || !user.is_active || user.is_system_bot) throw badRequest(`Invalid user ID: ${id}`);
+  }
 }

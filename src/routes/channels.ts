@@ -1,36 +1,17 @@
 import { actorFor } from "../actions/actor.ts";
 import { addDefaultChannel, archiveChannel, removeDefaultChannel, updateChannel, type SettingChange } from "../actions/channels.ts";
-import { CHANNEL_GROUP_SETTING_NAMES, hasContentAccess, parseRetentionDays, TOPICS_POLICIES, type ChannelGroupSettingName } from "../domain/channels.ts";
+import { CHANNEL_GROUP_SETTING_NAMES, parseRetentionDays, TOPICS_POLICIES, type ChannelGroupSettingName } from "../domain/channels.ts";
 import { isAdmin } from "../domain/roles.ts";
 import { badRequest } from "../errors.ts";
 import { check, param, type Validator } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
-import { accessChannel, channelContext, channelFacts, channelSubscribersFor, formatChannel, getChannelsByNames, listStreams } from "../queries/channels.ts";
+import { accessChannel, channelContext, channelIdByName, channelSubscribersFor, formatChannel, listStreams } from "../queries/channels.ts";
 
 /** message_retention_days: "realm_default", "unlimited", or a number of days. */
 export const retentionDays: Validator<number | null> = (value, name) => {
-  if (typeof value === "string" || typeof value === "number") {
-    try {
-      return parseRetentionDays(value);
-    } catch {
-      throw badRequest(`Invalid ${name}`);
-    }
-  }
+  if (typeof value === "string" || typeof value === "number") return parseRetentionDays(value);
   throw badRequest(`Invalid ${name}`);
 };
-
-/** Accepts a raw string, or its JSON encoding (clients send both for string-or-number parameters). */
-function jsonOrRaw<T>(validator: Validator<T>) {
-  return param.string().convertedBy((raw, name) => {
-    let value: unknown = raw;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      // a bare string such as realm_default
-    }
-    return validator(value, name);
-  });
-}
 
 const groupSettingChanges = Object.fromEntries(CHANNEL_GROUP_SETTING_NAMES.map((name) => [name, param.json(check.groupSettingChange)])) as Record<
   ChannelGroupSettingName,
@@ -56,7 +37,7 @@ export const channelsRoutes = [
     handler: async ({ services, realm, user }, p) => {
       // include_all_active is the deprecated name of include_all, for administrators only.
       if (p.include_all_active && !isAdmin(user.role)) throw badRequest("User not authorized for this query");
-      const actor = await actorFor(services, user);
+      const actor = await actorFor(services.storage.db, user);
       const streams = await listStreams(services.storage.db, realm.id, user, actor, { ...p, include_all: p.include_all || p.include_all_active }, services.now());
       return { streams };
     },
@@ -67,7 +48,7 @@ export const channelsRoutes = [
     auth: "api",
     params: { stream_id: param.int().required() },
     handler: async ({ services, realm, user }, { stream_id }) => {
-      const actor = await actorFor(services, user);
+      const actor = await actorFor(services.storage.db, user);
       const { channel } = await accessChannel(services.storage.db, realm.id, actor, stream_id, "metadata");
       const context = await channelContext(services.storage.db, realm.id, [channel.id], services.now());
       return { stream: formatChannel(channel, context) };
@@ -78,15 +59,9 @@ export const channelsRoutes = [
     path: "/get_stream_id",
     auth: "api",
     params: { stream: param.string().required() },
-    handler: async ({ services, realm, user }, { stream }) => {
-      const actor = await actorFor(services, user);
-      const [channel] = await getChannelsByNames(services.storage.db, realm.id, [stream]);
-      const subscribed = channel
-        ? (await services.storage.db.selectFrom("subscriptions").select("active").where("user_id", "=", user.id).where("channel_id", "=", channel.id).executeTakeFirst())?.active === true
-        : false;
-      if (!channel || !hasContentAccess(actor, channelFacts(channel), subscribed)) throw badRequest(`Invalid channel name '${stream}'`);
-      return { stream_id: channel.id };
-    },
+    handler: async ({ services, realm, user }, { stream }) => ({
+      stream_id: await channelIdByName(services.storage.db, realm.id, await actorFor(services.storage.db, user), stream),
+    }),
   }),
   defineRoute({
     method: "PATCH",
@@ -100,7 +75,7 @@ export const channelsRoutes = [
       is_web_public: param.bool(),
       history_public_to_subscribers: param.bool(),
       is_default_stream: param.bool(),
-      message_retention_days: jsonOrRaw(retentionDays),
+      message_retention_days: param.jsonOrString(retentionDays),
       is_archived: param.bool(),
       topics_policy: param.choice(TOPICS_POLICIES),
       folder_id: param.json(check.nullable(check.int)),
@@ -142,7 +117,7 @@ export const channelsRoutes = [
     auth: "api",
     params: { stream_id: param.int().required() },
     handler: async ({ services, realm, user }, { stream_id }) => {
-      const actor = await actorFor(services, user);
+      const actor = await actorFor(services.storage.db, user);
       return { subscribers: await channelSubscribersFor(services.storage.db, realm.id, actor, stream_id) };
     },
   }),

@@ -7,11 +7,11 @@ import {
   isGroupMember,
   listUserGroups,
   requireGroupCreatePermission,
-  requireNonGuest,
   updateGroupMembership,
   updateGroupSubgroups,
   updateUserGroup,
 } from "../actions/user-groups.ts";
+import { requireNonGuest } from "../domain/roles.ts";
 import { USER_GROUP_SETTING_NAMES, type UserGroupSettingName } from "../domain/user-groups.ts";
 import { ApiError } from "../errors.ts";
 import { check, param, parseParams, type Param, type ParamShape, type ParamsOf } from "../http/params.ts";
