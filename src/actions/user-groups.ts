@@ -46,7 +46,8 @@ import {
 } from "../queries/user-groups.ts";
 import { getUserById, listActiveUsers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
-import { isStorableId, lockRealm } from "../storage/database.ts";
+import { isStorableId } from "../storage/database.ts";
+import { inRealmTransaction } from "./transaction.ts";
 import { CHANNEL_GROUP_SETTING_NAMES as CHANNEL_GROUP_SETTING_COLUMNS } from "../domain/channels.ts";
 import type { Database, Realm, User, UserGroup } from "../storage/schema.ts";
 
@@ -87,19 +88,18 @@ async function actorIn(db: Db, user: User): Promise<Actor> {
 
 /** Runs `work` in one transaction, then sends the events it collected (none if it failed). */
 async function inTransaction<T>(services: Services, realm: Realm, work: (trx: Trx, events: ClientEvent[]) => Promise<T>): Promise<T> {
-  const events: ClientEvent[] = [];
-  const result = await services.storage.db.transaction().execute(async (trx) => {
-    // Group changes in an organization run one at a time, so that two
-    // concurrent subgroup additions cannot build a cycle and every check
-    // sees settled data.
-    await lockRealm(trx, services.storage.dialect, realm.id);
-    return work(trx, events);
+  // Group changes in an organization run one at a time (the shared realm
+  // lock), so that two concurrent subgroup additions cannot build a cycle and
+  // every check sees settled data. Every group event goes to every active user.
+  return inRealmTransaction(services, realm.id, async (trx, pending) => {
+    const events: ClientEvent[] = [];
+    const result = await work(trx, events);
+    if (events.length > 0) {
+      const recipients = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
+      for (const event of events) pending.add(realm.id, event, recipients);
+    }
+    return result;
   });
-  if (events.length > 0) {
-    const recipients = (await listActiveUsers(services.storage.db, realm.id)).map((u) => u.id);
-    for (const event of events) services.notifier.notify(realm.id, event, recipients);
-  }
-  return result;
 }
 
 /** The realm row as this transaction sees it (settings may have changed since the request began). */

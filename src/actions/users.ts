@@ -30,13 +30,12 @@ import {
   type ApiUser,
 } from "../queries/users.ts";
 import type { Services } from "../services.ts";
-import { lockRealm } from "../storage/database.ts";
 import type { Database, Realm, User, UserUpdate } from "../storage/schema.ts";
 import { generateApiKey, hashPassword, verifyPassword } from "./credentials.ts";
 import { subscribeToDefaultChannels } from "./subscriptions.ts";
+import { inRealmTransaction, type Trx } from "./transaction.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
-type Trx = Transaction<Database>;
 
 export interface NewUserInput {
   email: string;
@@ -134,17 +133,6 @@ async function queueForRealmUsers(
 async function queueUserUpdate(db: Db, pending: PendingEvents, realmId: number, person: Record<string, unknown>): Promise<void> {
   const recipients = await listActiveUsers(db, realmId);
   pending.add(realmId, { type: "realm_user", op: "update", person }, recipients.map((r) => r.id));
-}
-
-/** Runs `body` in a transaction holding the organization's lock, then sends what it queued. */
-async function inRealmTransaction<T>(services: Services, realmId: number, body: (trx: Trx, pending: PendingEvents) => Promise<T>): Promise<T> {
-  const pending = new PendingEvents();
-  const result = await services.storage.db.transaction().execute(async (trx) => {
-    await lockRealm(trx, services.storage.dialect, realmId);
-    return body(trx, pending);
-  });
-  pending.sendTo(services.notifier);
-  return result;
 }
 
 export interface CreateUserInput {
