@@ -9,6 +9,7 @@ import {
   checkChannelName,
   hasContentAccess,
   hasMetadataAccess,
+  streamPostPolicy,
   type ChannelGroupSettingName,
   type TopicsPolicy,
 } from "../domain/channels.ts";
@@ -39,7 +40,7 @@ import {
   subscriptionRows,
   usersWithMetadataAccess,
 } from "../queries/channels.ts";
-import { groupFacts, systemGroupIdsByName } from "../queries/user-groups.ts";
+import { groupFacts, settingValueForApi, systemGroupIdsByName } from "../queries/user-groups.ts";
 import { checkSettingMembers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { Channel, ChannelTable, Realm, User } from "../storage/schema.ts";
@@ -178,9 +179,13 @@ export async function updateChannel(services: Services, realm: Realm, user: User
     const groupChanges = Object.entries(change.groupSettings) as [ChannelGroupSettingName, SettingChange][];
     if (groupChanges.length > 0) {
       const facts2 = await groupFacts(trx, realm.id);
-      const nobody = (await systemGroupIdsByName(trx, realm.id)).get(SystemGroup.NOBODY)!;
+      const systemGroups = await systemGroupIdsByName(trx, realm.id);
+      const nobody = systemGroups.get(SystemGroup.NOBODY)!;
+      const systemGroupName = (id: number) => [...systemGroups].find(([, gid]) => gid === id)?.[0];
+      const context = await channelContext(trx, realm.id, [channel.id], services.now());
       for (const [name, { new: requested, old }] of groupChanges) {
-        const current = facts.settings[name];
+        // Compared as clients see it: deactivated users are not shown in settings.
+        const current = settingValueForApi(facts.settings[name], context.activeUserIds);
         if (old !== undefined && !sameGroupSetting(old, current)) {
           throw new ApiError(400, "EXPECTATION_MISMATCH", "'old' value does not match the expected value.", { field_name: "old" });
         }
@@ -197,6 +202,15 @@ export async function updateChannel(services: Services, realm: Realm, user: User
         if (typeof value !== "number") await checkSettingMembers(trx, realm.id, value.direct_members);
         updates[name] = encodeGroupSetting(value);
         events.push({ property: name, value });
+        if (name === "can_send_message_group") {
+          // The deprecated posting policy follows this setting; clients that still read it hear of changes.
+          const before = streamPostPolicy(current, systemGroupName);
+          const after = streamPostPolicy(value, systemGroupName);
+          if (before !== after) {
+            events.push({ property: "stream_post_policy", value: after });
+            if ((before === 2) !== (after === 2)) events.push({ property: "is_announcement_only", value: after === 2 });
+          }
+        }
       }
     }
 

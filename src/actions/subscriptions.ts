@@ -258,8 +258,9 @@ async function subscribeInTransaction(
   const toCreate = [...requests.entries()].filter(([key]) => !existingByName.has(key)).map(([, r]) => r);
 
   if (toCreate.length > 0) {
-    checkNewChannelOptions(actor, settings, input);
+    // Zulip's order: the kind of channel first, then the options only some may set.
     checkChannelCreation(actor, settings, { inviteOnly: input.inviteOnly, isWebPublic: input.isWebPublic, isDefault: input.isDefaultStream }, settings.enable_spectator_access);
+    checkNewChannelOptions(actor, settings, input);
     await checkFolder(trx, realm, input.folderId);
   }
 

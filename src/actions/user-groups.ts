@@ -4,10 +4,11 @@
 // zerver/views/user_groups.py and zerver/actions/user_groups.py).
 import type { Kysely, Transaction } from "kysely";
 import {
+  canonicalGroupSetting,
   checkGroupSetting,
   encodeGroupSetting,
   hasPermission,
-  normalizeGroupSetting,
+  sameGroupSetting,
   type Actor,
   type GroupFacts,
   type GroupSettingValue,
@@ -172,25 +173,6 @@ async function groupForUpdateEither(
   }
 }
 
-/** Zulip's parse_group_setting_value: one subgroup and no members is that group; an empty group is role:nobody. */
-function canonicalSetting(value: GroupSettingValue, nobodyId: number): GroupSettingValue {
-  const normalized = normalizeGroupSetting(value);
-  if (typeof normalized !== "number" && normalized.direct_members.length === 0 && normalized.direct_subgroups.length === 0) {
-    return nobodyId;
-  }
-  return normalized;
-}
-
-function sameSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
-  if (typeof a === "number" || typeof b === "number") return a === b;
-  const sameSet = (x: number[], y: number[]) => {
-    const sx = new Set(x);
-    const sy = new Set(y);
-    return sx.size === sy.size && [...sx].every((v) => sy.has(v));
-  };
-  return sameSet(a.direct_members, b.direct_members) && sameSet(a.direct_subgroups, b.direct_subgroups);
-}
-
 /**
  * Zulip's access_user_group_for_setting on a canonical value: a named group
  * must exist in the organization and suit the setting; an anonymous group's
@@ -316,7 +298,7 @@ export async function createUserGroup(services: Services, realm: Realm, user: Us
     for (const settingName of USER_GROUP_SETTING_NAMES) {
       const requested = input.settings[settingName];
       if (requested === undefined) continue;
-      const value = canonicalSetting(requested, nobodyId);
+      const value = canonicalGroupSetting(requested, nobodyId);
       await checkSettingValue(trx, realm.id, settingName, value, facts);
       settings[settingName] = value;
     }
@@ -425,12 +407,12 @@ export async function updateUserGroup(services: Services, realm: Realm, user: Us
     );
     for (const settingName of changes) {
       const change = input.settings[settingName]!;
-      const wanted = canonicalSetting(change.new, nobodyId);
+      const wanted = canonicalGroupSetting(change.new, nobodyId);
       const current = settingValueForApi(stored[settingName], active);
-      if (change.old !== undefined && !sameSetting(canonicalSetting(change.old, nobodyId), current)) {
+      if (change.old !== undefined && !sameGroupSetting(canonicalGroupSetting(change.old, nobodyId), current)) {
         throw new ApiError(400, "EXPECTATION_MISMATCH", "'old' value does not match the expected value.", { field_name: "old" });
       }
-      if (sameSetting(current, wanted)) continue;
+      if (sameGroupSetting(current, wanted)) continue;
       await checkSettingValue(trx, realm.id, settingName, wanted, facts);
       await trx
         .updateTable("user_groups")

@@ -30,3 +30,8 @@ export function unprintablePosition(text: string): number | null {
   }
   return null;
 }
+
+/** Orders strings by code point, as Python sorts them (JavaScript's < compares UTF-16 units). */
+export function compareCodePoints(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}

@@ -12,6 +12,7 @@ import {
 } from "../domain/channels.ts";
 import type { Actor, GroupSettingValue } from "../domain/group-settings.ts";
 import { isAdmin, isGuest } from "../domain/roles.ts";
+import { compareCodePoints } from "../domain/text.ts";
 import type { Channel, Database, Subscription } from "../storage/schema.ts";
 import { badRequest } from "../errors.ts";
 import { isStorableId } from "../storage/database.ts";
@@ -267,7 +268,7 @@ export async function listStreams(db: Db, realmId: number, user: { id: number; i
   });
   const context = await channelContext(db, realmId, chosen.map((c) => c.id), now);
   return chosen
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .sort((a, b) => compareCodePoints(a.name, b.name))
     .map((c) => ({ ...formatChannel(c, context), ...(filters.include_default ? { is_default: defaults.includes(c.id) } : {}) }));
 }
 
@@ -276,7 +277,7 @@ export async function listSubscriptions(db: Db, realmId: number, userId: number,
   const subs = [...(await subscriptionsOfUser(db, userId)).values()].filter((s) => s.active);
   if (subs.length === 0) return [];
   const channels = (await db.selectFrom("channels").selectAll().where("id", "in", subs.map((s) => s.channel_id)).where("is_archived", "=", false).execute()).sort((a, b) =>
-    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    compareCodePoints(a.name, b.name),
   );
   const context = await channelContext(db, realmId, channels.map((c) => c.id), now);
   const result: ApiSubscription[] = [];
