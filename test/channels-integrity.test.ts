@@ -3,6 +3,7 @@
 // those who can read the channel.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { Role } from "../src/domain/roles.ts";
 import { assertError, assertSuccess, startTestApp, type TestApp } from "./helpers.ts";
 
 let t: TestApp;
@@ -136,5 +137,60 @@ describe("privacy changes need content access", () => {
     const after = assertSuccess(await t.api(t.users.member, "GET", `/streams/${channel.stream_id}`)).stream;
     assert.equal(after.history_public_to_subscribers, true);
     assert.equal(after.invite_only, true);
+  });
+});
+
+describe("gaining or losing sight of channels through groups and roles", () => {
+  test("joining a group named in a private channel's can_subscribe_group announces the channel; leaving takes it away", async () => {
+    const outsider = await t.createUser("Group Outsider");
+    const group = assertSuccess(await t.api(t.users.admin, "POST", "/user_groups/create", { name: "door keepers", description: "", members: [] })).group_id;
+    assertSuccess(
+      await t.api(t.users.admin, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "keyed room" }], invite_only: true, can_subscribe_group: group }),
+    );
+    const id = await channelId("keyed room");
+    assertError(await t.api(outsider, "GET", `/streams/${id}`), 400, "BAD_REQUEST", "Invalid channel ID");
+
+    t.clearEvents();
+    assertSuccess(await t.api(t.users.admin, "POST", `/user_groups/${group}/members`, { add: [outsider.id] }));
+    const [create] = t.eventsFor(outsider.id, "stream", "create");
+    assert.deepEqual((create!.streams as { stream_id: number }[]).map((s) => s.stream_id), [id]);
+    const [peers] = t.eventsFor(outsider.id, "subscription", "peer_add");
+    assert.deepEqual(peers!.stream_ids, [id]);
+    assert.deepEqual(peers!.user_ids, [t.users.admin.id]);
+    assertSuccess(await t.api(outsider, "GET", `/streams/${id}`));
+    // Nobody else's view changed.
+    assert.deepEqual(t.eventsFor(t.users.member.id, "stream", "create"), []);
+
+    t.clearEvents();
+    assertSuccess(await t.api(t.users.admin, "POST", `/user_groups/${group}/members`, { delete: [outsider.id] }));
+    const [removed] = t.eventsFor(outsider.id, "stream", "delete");
+    assert.deepEqual(removed!.stream_ids, [id]);
+    assertError(await t.api(outsider, "GET", `/streams/${id}`), 400, "BAD_REQUEST", "Invalid channel ID");
+  });
+
+  test("promotion to administrator shows private channels; demotion hides them; a guest made member sees public ones", async () => {
+    assertSuccess(await t.api(t.users.member, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "members only room" }], invite_only: true }));
+    assertSuccess(await t.api(t.users.member, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "open square" }] }));
+    const privateId = await channelId("members only room");
+    const publicId = await channelId("open square");
+    const climber = await t.createUser("Role Climber");
+
+    t.clearEvents();
+    assertSuccess(await t.api(t.users.owner, "PATCH", `/users/${climber.id}`, { role: Role.ADMINISTRATOR }));
+    const created = t.eventsFor(climber.id, "stream", "create").flatMap((e) => (e.streams as { stream_id: number }[]).map((s) => s.stream_id));
+    assert.ok(created.includes(privateId), JSON.stringify(created));
+    assert.ok(!created.includes(publicId), "public channels were visible already");
+
+    t.clearEvents();
+    assertSuccess(await t.api(t.users.owner, "PATCH", `/users/${climber.id}`, { role: Role.MEMBER }));
+    const deleted = t.eventsFor(climber.id, "stream", "delete").flatMap((e) => e.stream_ids as number[]);
+    assert.ok(deleted.includes(privateId), JSON.stringify(deleted));
+
+    const visitor = await t.createUser("Guest Visitor", Role.GUEST);
+    t.clearEvents();
+    assertSuccess(await t.api(t.users.admin, "PATCH", `/users/${visitor.id}`, { role: Role.MEMBER }));
+    const seen = t.eventsFor(visitor.id, "stream", "create").flatMap((e) => (e.streams as { stream_id: number }[]).map((s) => s.stream_id));
+    assert.ok(seen.includes(publicId), JSON.stringify(seen));
+    assert.ok(!seen.includes(privateId));
   });
 });

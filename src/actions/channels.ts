@@ -30,6 +30,7 @@ import { ApiError, badRequest, mustBeAdmin, mustBeOwner } from "../errors.ts";
 import { getChannelFolder } from "../queries/channel-folders.ts";
 import {
   accessChannel,
+  metadataAudiences,
   channelContext,
   channelFacts,
   defaultChannelIds,
@@ -47,6 +48,7 @@ import type { Channel, ChannelTable, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { defaultChannelsEvent } from "./subscriptions.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
+import type { PendingEvents } from "../events/notifier.ts";
 
 export interface SettingChange {
   new: GroupSettingValue;
@@ -273,4 +275,29 @@ export async function removeDefaultChannel(services: Services, realm: Realm, use
     const result = await trx.deleteFrom("default_channels").where("realm_id", "=", realm.id).where("channel_id", "=", channel.id).executeTakeFirst();
     if (Number(result.numDeletedRows) > 0) await defaultChannelsEvent(trx, realm, pending);
   });
+}
+
+/**
+ * After a change that can alter who sees which channels (a role, a group's
+ * members or subgroups), tells those who gained sight of a channel about it
+ * (stream create, then its subscribers) and those who lost it that it is gone.
+ * `before` is metadataAudiences() read earlier in the same transaction.
+ */
+export async function announceAudienceChanges(trx: Trx, realm: Realm, before: Map<number, Set<number>>, now: number, pending: PendingEvents): Promise<void> {
+  const after = await metadataAudiences(trx, realm.id);
+  const gainedBy = new Map<number, number[]>();
+  for (const [channelId, audience] of after) {
+    const previous = before.get(channelId) ?? new Set<number>();
+    const gained = [...audience].filter((id) => !previous.has(id));
+    const lost = [...previous].filter((id) => !audience.has(id));
+    if (gained.length > 0) gainedBy.set(channelId, gained);
+    if (lost.length > 0) pending.add(realm.id, { type: "stream", op: "delete", streams: [{ stream_id: channelId }], stream_ids: [channelId], for_archiving: false }, lost);
+  }
+  if (gainedBy.size === 0) return;
+  const context = await channelContext(trx, realm.id, [...gainedBy.keys()], now);
+  for (const [channelId, gained] of gainedBy) {
+    const channel = (await getChannel(trx, realm.id, channelId))!;
+    pending.add(realm.id, { type: "stream", op: "create", streams: [formatChannel(channel, context)], for_unarchiving: false }, gained);
+    pending.add(realm.id, { type: "subscription", op: "peer_add", stream_ids: [channelId], user_ids: await subscriberIds(trx, channelId) }, gained);
+  }
 }

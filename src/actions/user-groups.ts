@@ -49,6 +49,9 @@ import { getUserById, listActiveUsers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import { isStorableId } from "../storage/database.ts";
 import { inRealmTransaction } from "./transaction.ts";
+import { announceAudienceChanges } from "./channels.ts";
+import { metadataAudiences } from "../queries/channels.ts";
+import type { PendingEvents } from "../events/notifier.ts";
 import { CHANNEL_GROUP_SETTING_NAMES as CHANNEL_GROUP_SETTING_COLUMNS } from "../domain/channels.ts";
 import type { Database, Realm, User, UserGroup } from "../storage/schema.ts";
 
@@ -88,13 +91,17 @@ async function actorIn(db: Db, user: User): Promise<Actor> {
 }
 
 /** Runs `work` in one transaction, then sends the events it collected (none if it failed). */
-async function inTransaction<T>(services: Services, realm: Realm, work: (trx: Trx, events: ClientEvent[]) => Promise<T>): Promise<T> {
+async function inTransaction<T>(
+  services: Services,
+  realm: Realm,
+  work: (trx: Trx, events: ClientEvent[], pending: PendingEvents) => Promise<T>,
+): Promise<T> {
   // Group changes in an organization run one at a time (the shared realm
   // lock), so that two concurrent subgroup additions cannot build a cycle and
   // every check sees settled data. Every group event goes to every active user.
   return inRealmTransaction(services, realm.id, async (trx, pending) => {
     const events: ClientEvent[] = [];
-    const result = await work(trx, events);
+    const result = await work(trx, events, pending);
     if (events.length > 0) {
       const recipients = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
       for (const event of events) pending.add(realm.id, event, recipients);
@@ -602,12 +609,15 @@ export async function updateGroupMembership(services: Services, realm: Realm, us
   if (![changes.add, changes.delete, changes.add_subgroups, changes.delete_subgroups].some(nonEmpty)) {
     throw badRequest('Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".');
   }
-  await inTransaction(services, realm, async (trx, events) => {
+  await inTransaction(services, realm, async (trx, events, pending) => {
     const freshRealm = await currentRealm(trx, realm.id);
+    // Group membership can grant or take away sight of private channels.
+    const audiences = await metadataAudiences(trx, realm.id);
     if (nonEmpty(changes.add)) await addMembers(trx, freshRealm, user, groupId, changes.add, events);
     if (nonEmpty(changes.delete)) await removeMembers(trx, freshRealm, user, groupId, changes.delete, events);
     if (nonEmpty(changes.add_subgroups)) await addSubgroups(trx, freshRealm, user, groupId, changes.add_subgroups, events);
     if (nonEmpty(changes.delete_subgroups)) await removeSubgroups(trx, freshRealm, user, groupId, changes.delete_subgroups, events);
+    await announceAudienceChanges(trx, freshRealm, audiences, services.now(), pending);
   });
 }
 
@@ -621,9 +631,11 @@ export async function updateGroupSubgroups(
 ): Promise<void> {
   requireNonGuest(user);
   if (!nonEmpty(changes.add) && !nonEmpty(changes.delete)) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
-  await inTransaction(services, realm, async (trx, events) => {
+  await inTransaction(services, realm, async (trx, events, pending) => {
     const freshRealm = await currentRealm(trx, realm.id);
+    const audiences = await metadataAudiences(trx, realm.id);
     if (nonEmpty(changes.add)) await addSubgroups(trx, freshRealm, user, groupId, changes.add, events);
     if (nonEmpty(changes.delete)) await removeSubgroups(trx, freshRealm, user, groupId, changes.delete, events);
+    await announceAudienceChanges(trx, freshRealm, audiences, services.now(), pending);
   });
 }

@@ -32,7 +32,9 @@ import {
 import type { Services } from "../services.ts";
 import type { Database, Realm, User, UserUpdate } from "../storage/schema.ts";
 import { generateApiKey, hashPassword, verifyPassword } from "./credentials.ts";
+import { announceAudienceChanges } from "./channels.ts";
 import { subscribeToDefaultChannels } from "./subscriptions.ts";
+import { metadataAudiences } from "../queries/channels.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -244,7 +246,10 @@ export async function updateUser(services: Services, realm: Realm, actor: User, 
       if ((isOwner(input.role) || isOwner(target.role)) && !isOwner(actor.role)) throw mustBeOwner();
       if (!isAdmin(actor.role)) throw mustBeAdmin();
       if (await isLastOwner(trx, target)) throw badRequest("The owner permission cannot be removed from the only organization owner.");
+      // A role decides which channels one may see (administrators: private ones; guests: fewer public ones).
+      const audiences = await metadataAudiences(trx, realm.id);
       await changeRole(trx, services, pending, realm, target, input.role);
+      await announceAudienceChanges(trx, realm, audiences, services.now(), pending);
     }
     if (fullName !== undefined && fullName !== target.full_name) await changeFullName(trx, pending, realm.id, target, fullName);
   });

@@ -62,7 +62,8 @@ export const CHANNEL_GROUP_SETTING_DEFAULTS: Record<ChannelGroupSettingName, Sys
 };
 
 /** Settings whose members may see a private channel's metadata. */
-const METADATA_GRANTING: readonly ChannelGroupSettingName[] = ["can_add_subscribers_group", "can_administer_channel_group", "can_subscribe_group"];
+export const METADATA_GRANTING_SETTINGS = ["can_add_subscribers_group", "can_administer_channel_group", "can_subscribe_group"] as const;
+const METADATA_GRANTING: readonly ChannelGroupSettingName[] = METADATA_GRANTING_SETTINGS;
 /** Settings whose members may read a private channel (and so join it). */
 const CONTENT_GRANTING: readonly ChannelGroupSettingName[] = ["can_add_subscribers_group", "can_subscribe_group"];
 /** Changing these needs content access, not just the right to administer. */

@@ -6,6 +6,7 @@ import {
   channelSetting,
   hasContentAccess,
   hasMetadataAccess,
+  METADATA_GRANTING_SETTINGS,
   streamPostPolicy,
   type ChannelFacts,
   type ChannelGroupSettingName,
@@ -230,10 +231,46 @@ export async function usersWithMetadataAccess(db: Db, realmId: number, channel: 
   if (!channel.invite_only) return users.filter((u) => !isGuest(u.role) || subscribers.has(u.id)).map((u) => u.id);
   const facts = channelFacts(channel);
   const viaGroups = new Set<number>();
-  for (const name of ["can_add_subscribers_group", "can_administer_channel_group", "can_subscribe_group"] as const) {
+  for (const name of METADATA_GRANTING_SETTINGS) {
     for (const id of await usersInSetting(db, facts.settings[name])) viaGroups.add(id);
   }
   return users.filter((u) => subscribers.has(u.id) || isAdmin(u.role) || (viaGroups.has(u.id) && !isGuest(u.role))).map((u) => u.id);
+}
+
+/**
+ * For every non-archived channel of the organization, who may see its
+ * metadata (the same rule as usersWithMetadataAccess, computed for all
+ * channels with the users and subscriptions read once).
+ */
+export async function metadataAudiences(db: Db, realmId: number): Promise<Map<number, Set<number>>> {
+  const [users, channels, subs] = await Promise.all([
+    db.selectFrom("users").select(["id", "role"]).where("realm_id", "=", realmId).where("is_active", "=", true).where("is_system_bot", "=", false).execute(),
+    db.selectFrom("channels").selectAll().where("realm_id", "=", realmId).where("is_archived", "=", false).execute(),
+    db
+      .selectFrom("subscriptions")
+      .innerJoin("channels", "channels.id", "subscriptions.channel_id")
+      .select(["subscriptions.channel_id", "subscriptions.user_id"])
+      .where("channels.realm_id", "=", realmId)
+      .where("subscriptions.active", "=", true)
+      .execute(),
+  ]);
+  const subscribersOf = new Map<number, Set<number>>();
+  for (const s of subs) subscribersOf.set(s.channel_id, (subscribersOf.get(s.channel_id) ?? new Set()).add(s.user_id));
+  const audiences = new Map<number, Set<number>>();
+  for (const channel of channels) {
+    const subscribers = subscribersOf.get(channel.id) ?? new Set<number>();
+    let visible: { id: number }[];
+    if (channel.is_web_public) visible = users;
+    else if (!channel.invite_only) visible = users.filter((u) => !isGuest(u.role) || subscribers.has(u.id));
+    else {
+      const facts = channelFacts(channel);
+      const viaGroups = new Set<number>();
+      for (const name of METADATA_GRANTING_SETTINGS) for (const id of await usersInSetting(db, facts.settings[name])) viaGroups.add(id);
+      visible = users.filter((u) => subscribers.has(u.id) || isAdmin(u.role) || (viaGroups.has(u.id) && !isGuest(u.role)));
+    }
+    audiences.set(channel.id, new Set(visible.map((u) => u.id)));
+  }
+  return audiences;
 }
 
 export interface StreamFilters {
