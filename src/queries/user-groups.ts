@@ -98,7 +98,7 @@ export interface ApiUserGroup {
   can_remove_members_group: GroupSettingValue;
 }
 
-export function formatGroup(group: UserGroup, members: number[], subgroups: number[]): ApiUserGroup {
+function formatGroup(group: UserGroup, members: number[], subgroups: number[]): ApiUserGroup {
   const setting = (stored: string | null): GroupSettingValue => {
     if (stored === null) throw new Error(`group ${group.id} has no permission settings`);
     return decodeGroupSetting(stored);
@@ -122,8 +122,8 @@ export function formatGroup(group: UserGroup, members: number[], subgroups: numb
   };
 }
 
-/** Group objects of the organization, with direct members (active users) and direct subgroups. */
-export async function listGroups(db: Db, realmId: number, options: { includeDeactivated: boolean; ids?: number[] }): Promise<ApiUserGroup[]> {
+/** Group rows with direct members (active users) and direct subgroups; userGroupObjects finishes them for the API. */
+async function listGroups(db: Db, realmId: number, options: { includeDeactivated: boolean; ids?: number[] }): Promise<ApiUserGroup[]> {
   let query = db.selectFrom("user_groups").selectAll().where("realm_id", "=", realmId).orderBy("id");
   if (!options.includeDeactivated) query = query.where("deactivated", "=", false);
   if (options.ids) query = query.where("id", "in", options.ids.length > 0 ? options.ids : [-1]);
