@@ -77,18 +77,6 @@ async function folderCount(app: TestApp): Promise<number> {
 
 const sortedIds = (ids: readonly number[]): number[] => [...ids].sort((a, b) => a - b);
 
-/** IDs of the active, non-system users: who channel_folder events go to. */
-async function activeUserIds(app: TestApp): Promise<number[]> {
-  const rows = await app.services.storage.db
-    .selectFrom("users")
-    .select("id")
-    .where("realm_id", "=", app.realm.id)
-    .where("is_active", "=", true)
-    .where("is_system_bot", "=", false)
-    .orderBy("id")
-    .execute();
-  return rows.map((r) => r.id);
-}
 
 function folderNotifications(app: TestApp, op?: string): Notification[] {
   return app.events.filter((n) => n.event.type === "channel_folder" && (op === undefined || n.event.op === op));
@@ -101,7 +89,7 @@ async function assertFolderEvents(app: TestApp, expected: readonly Record<string
     sent.map((n) => n.event),
     expected,
   );
-  const everyone = await activeUserIds(app);
+  const everyone = await app.activeUserIds();
   for (const n of sent) assert.deepEqual(sortedIds(n.userIds), everyone, `recipients of ${JSON.stringify(n.event)}`);
   for (const key of EVERYONE) {
     assert.equal(app.eventsFor(app.users[key].id, "channel_folder").length, expected.length, `${key} gets every event`);
@@ -221,7 +209,7 @@ describe("POST /channel_folders/create", () => {
     const adds = folderNotifications(t, "add");
     assert.equal(adds.length, 1);
     const recipients = sortedIds(adds[0]!.userIds);
-    assert.deepEqual(recipients, await activeUserIds(t));
+    assert.deepEqual(recipients, await t.activeUserIds());
     assert.ok(!recipients.includes(leaving.id), "a deactivated user is not told");
     for (const key of EVERYONE) {
       assert.deepEqual(t.eventsFor(t.users[key].id, "channel_folder", "add"), [

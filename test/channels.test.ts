@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Notification } from "../src/events/notifier.ts";
-import { assertError, assertSuccess, startTestApp, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
+import { assertError, assertSuccess, expectedChannel, startTestApp, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
 
 /** Every write in these tests happens at this UNIX time, so date_created is exact. */
 const NOW = 1_750_000_000;
@@ -21,22 +21,13 @@ let sys: Record<string, number>;
 before(async () => {
   t = await startTestApp();
   t.services.now = () => NOW;
-  sys = await systemGroups(t);
+  sys = await t.systemGroupIds();
 });
 after(() => t?.close());
 
 // ---------------------------------------------------------------------------
 // Helpers
 
-async function systemGroups(app: TestApp): Promise<Record<string, number>> {
-  const rows = await app.services.storage.db
-    .selectFrom("user_groups")
-    .select(["id", "name"])
-    .where("realm_id", "=", app.realm.id)
-    .where("is_system_group", "=", true)
-    .execute();
-  return Object.fromEntries(rows.map((r) => [r.name, r.id]));
-}
 
 let counter = 0;
 function uniqueName(prefix = "channel"): string {
@@ -133,40 +124,6 @@ function recipients(type: string, op?: string, app: TestApp = t): number[] {
   return sorted(notifications(type, op, app).flatMap((n) => [...n.userIds]));
 }
 
-function expectedChannel(id: number, name: string, creatorId: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    stream_id: id,
-    name,
-    is_archived: false,
-    description: "",
-    rendered_description: "",
-    date_created: NOW,
-    creator_id: creatorId,
-    invite_only: false,
-    is_web_public: false,
-    stream_post_policy: 1,
-    is_announcement_only: false,
-    message_retention_days: null,
-    history_public_to_subscribers: true,
-    topics_policy: "inherit",
-    first_message_id: null,
-    folder_id: null,
-    is_recently_active: true,
-    can_add_subscribers_group: sys["role:nobody"],
-    can_remove_subscribers_group: sys["role:administrators"],
-    can_administer_channel_group: { direct_members: [creatorId], direct_subgroups: [] },
-    can_delete_any_message_group: sys["role:nobody"],
-    can_delete_own_message_group: sys["role:nobody"],
-    can_move_messages_out_of_channel_group: sys["role:nobody"],
-    can_move_messages_within_channel_group: sys["role:nobody"],
-    can_resolve_topics_group: sys["role:nobody"],
-    can_send_message_group: sys["role:everyone"],
-    can_subscribe_group: sys["role:nobody"],
-    stream_weekly_traffic: null,
-    subscriber_count: 1,
-    ...overrides,
-  };
-}
 
 function streamUpdate(id: number, name: string, property: string, value: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { type: "stream", op: "update", stream_id: id, name, property, value, ...extra };
@@ -185,7 +142,7 @@ describe("channel object", () => {
   test("GET /streams and GET /streams/{id} show a new public channel with every field, exact values and types", async () => {
     const name = uniqueName("Fields");
     const id = await createChannel(t, u().member, name, { subscriptions: [{ name, description: "Plans & <ideas>" }] });
-    const expected = expectedChannel(id, name, u().member.id, {
+    const expected = channelWithDefaults(id, name, u().member.id, {
       description: "Plans & <ideas>",
       rendered_description: "<p>Plans &amp; &lt;ideas&gt;</p>",
     });
@@ -204,7 +161,7 @@ describe("channel object", () => {
     const { id, name } = await newChannel(u().moderator, { invite_only: true });
     assert.deepEqual(
       await getStream(u().moderator, id),
-      expectedChannel(id, name, u().moderator.id, { invite_only: true, history_public_to_subscribers: false }),
+      channelWithDefaults(id, name, u().moderator.id, { invite_only: true, history_public_to_subscribers: false }),
     );
   });
 
@@ -259,7 +216,7 @@ describe("GET /streams filters", () => {
   before(async () => {
     f = await startTestApp();
     f.services.now = () => NOW;
-    fsys = await systemGroups(f);
+    fsys = await f.systemGroupIds();
     await setRealmSetting(f, "enable_spectator_access", true);
     const make = async (actor: TestUser, name: string, params: Record<string, unknown> = {}) => {
       ids[name] = await createChannel(f, actor, name, params);
@@ -412,13 +369,13 @@ describe("GET /streams/{stream_id}", () => {
     const { id, name } = await newChannel(u().moderator);
     const body = assertSuccess(await t.api(u().member, "GET", `/streams/${id}`));
     assert.deepEqual(Object.keys(body).sort(), ["msg", "result", "stream"]);
-    assert.deepEqual(body.stream, expectedChannel(id, name, u().moderator.id));
-    assert.deepEqual(await getStream(u().bot, id), expectedChannel(id, name, u().moderator.id));
+    assert.deepEqual(body.stream, channelWithDefaults(id, name, u().moderator.id));
+    assert.deepEqual(await getStream(u().bot, id), channelWithDefaults(id, name, u().moderator.id));
   });
 
   test("a private channel: subscribers and administrators see it; others get Invalid channel ID", async () => {
     const { id, name } = await newChannel(u().moderator, { invite_only: true });
-    const expected = expectedChannel(id, name, u().moderator.id, { invite_only: true, history_public_to_subscribers: false });
+    const expected = channelWithDefaults(id, name, u().moderator.id, { invite_only: true, history_public_to_subscribers: false });
     assert.deepEqual(await getStream(u().moderator, id), expected);
     assert.deepEqual(await getStream(u().admin, id), expected);
     assert.deepEqual(await getStream(u().owner, id), expected);
@@ -581,7 +538,7 @@ describe("PATCH /streams/{stream_id}: privacy", () => {
     t.clearEvents();
     assertSuccess(await patch(u().member, id, { is_private: false }));
     const stream = await getStream(u().moderator, id);
-    assert.deepEqual(stream, expectedChannel(id, name, u().member.id));
+    assert.deepEqual(stream, channelWithDefaults(id, name, u().member.id));
     const update = onlyNotification("stream", "update");
     assert.deepEqual(update.event, streamUpdate(id, name, "invite_only", false, { history_public_to_subscribers: true, is_web_public: false }));
     assert.deepEqual(sorted(update.userIds), sorted([u().owner.id, u().admin.id, u().member.id]));
@@ -939,7 +896,7 @@ describe("PATCH /streams/{stream_id}: group settings", () => {
       "can_send_message_group does not have the expected format",
     );
     // Nothing changed.
-    assert.deepEqual(await getStream(u().admin, id), expectedChannel(id, (await getStream(u().admin, id)).name, u().admin.id));
+    assert.deepEqual(await getStream(u().admin, id), channelWithDefaults(id, (await getStream(u().admin, id)).name, u().admin.id));
   });
 
   test("the delete-message settings need the organization's can_set_delete_message_policy_group (moderators)", async () => {
@@ -1021,7 +978,7 @@ describe("DELETE /streams/{stream_id} (archive) and unarchiving", () => {
 
     assert.equal((await listStreams(t, u().member)).some((s) => s.stream_id === id), false);
     const archived = (await listStreams(t, u().member, { exclude_archived: false, include_default: true })).find((s) => s.stream_id === id);
-    assert.deepEqual(archived, { ...expectedChannel(id, name, u().member.id, { subscriber_count: 2 }), is_archived: true, is_default: false });
+    assert.deepEqual(archived, { ...channelWithDefaults(id, name, u().member.id, { subscriber_count: 2 }), is_archived: true, is_default: false });
 
     assertError(await t.api(u().member, "DELETE", `/streams/${id}`), 400, "BAD_REQUEST", "Channel is already deactivated");
     assertError(await t.api(u().admin, "DELETE", `/streams/${id}`), 400, "BAD_REQUEST", "Channel is already deactivated");
@@ -1030,7 +987,7 @@ describe("DELETE /streams/{stream_id} (archive) and unarchiving", () => {
     assertSuccess(await patch(u().member, id, { is_archived: false }));
     assert.deepEqual(onlyNotification("stream", "update").event, streamUpdate(id, name, "is_archived", false));
     const back = (await listStreams(t, u().member)).find((s) => s.stream_id === id);
-    assert.deepEqual(back, expectedChannel(id, name, u().member.id, { subscriber_count: 2 }));
+    assert.deepEqual(back, channelWithDefaults(id, name, u().member.id, { subscriber_count: 2 }));
     assertError(await patch(u().member, id, { is_archived: false }), 400, "BAD_REQUEST", "Channel is not currently deactivated");
     // is_archived=true through PATCH changes nothing.
     assertSuccess(await patch(u().member, id, { is_archived: true }));
@@ -1151,7 +1108,7 @@ describe("who receives channel events", () => {
       const stream = (n.event.streams as Json[])[0];
       assert.deepEqual(
         { ...stream, subscriber_count: 0 },
-        expectedChannel(id, name, u().member.id, { description: "hi", rendered_description: "<p>hi</p>", subscriber_count: 0 }),
+        channelWithDefaults(id, name, u().member.id, { description: "hi", rendered_description: "<p>hi</p>", subscriber_count: 0 }),
       );
     }
     assert.deepEqual(recipients("stream", "create"), await nonGuestIds());
@@ -1199,3 +1156,7 @@ describe("who receives channel events", () => {
     assert.deepEqual(recipients("stream", "update"), sorted([...(await nonGuestIds()), u().guest.id]));
   });
 });
+
+function channelWithDefaults(id: number, name: string, creatorId: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return expectedChannel(sys, NOW, id, name, creatorId, overrides);
+}

@@ -56,6 +56,10 @@ export interface TestApp {
   eventsFor(userId: number, type: string, op?: string): ClientEvent[];
   api(user: TestUser | null, method: string, urlPath: string, params?: Params, options?: RequestOptions): Promise<ApiResponse>;
   createUser(name: string, role?: number, options?: { bot?: boolean; botOwnerId?: number }): Promise<TestUser>;
+  /** IDs of the active users, system bots excepted: who organization-wide events go to. Ascending. */
+  activeUserIds(): Promise<number[]>;
+  /** System group IDs by name (role:nobody, role:everyone, …). */
+  systemGroupIds(): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -195,6 +199,26 @@ async function populate(config: Config, storage: Storage, cleanup: () => Promise
       events.filter((n) => n.userIds.includes(userId) && n.event.type === type && (op === undefined || n.event.op === op)).map((n) => n.event),
     api: (user, method, urlPath, params = {}, options = {}) => request(baseUrl, user, method, urlPath, params, options),
     createUser: make,
+    activeUserIds: async () => {
+      const rows = await services.storage.db
+        .selectFrom("users")
+        .select("id")
+        .where("realm_id", "=", realm.id)
+        .where("is_active", "=", true)
+        .where("is_system_bot", "=", false)
+        .orderBy("id")
+        .execute();
+      return rows.map((r) => r.id);
+    },
+    systemGroupIds: async () => {
+      const rows = await services.storage.db
+        .selectFrom("user_groups")
+        .select(["id", "name"])
+        .where("realm_id", "=", realm.id)
+        .where("is_system_group", "=", true)
+        .execute();
+      return Object.fromEntries(rows.map((r) => [r.name, r.id]));
+    },
     close: async () => {
       if (!server) return;
       const closing = server;
@@ -223,4 +247,47 @@ export function assertSuccess(response: ApiResponse): any {
   assert.equal(response.body.result, "success", JSON.stringify(response.body));
   assert.equal(response.body.msg, "");
   return response.body;
+}
+
+/** The channel object a new channel has with every default, as GET /streams shows it. */
+export function expectedChannel(
+  sys: Record<string, number>,
+  now: number,
+  id: number,
+  name: string,
+  creatorId: number,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    stream_id: id,
+    name,
+    is_archived: false,
+    description: "",
+    rendered_description: "",
+    date_created: now,
+    creator_id: creatorId,
+    invite_only: false,
+    is_web_public: false,
+    stream_post_policy: 1,
+    is_announcement_only: false,
+    message_retention_days: null,
+    history_public_to_subscribers: true,
+    topics_policy: "inherit",
+    first_message_id: null,
+    folder_id: null,
+    is_recently_active: true,
+    can_add_subscribers_group: sys["role:nobody"],
+    can_remove_subscribers_group: sys["role:administrators"],
+    can_administer_channel_group: { direct_members: [creatorId], direct_subgroups: [] },
+    can_delete_any_message_group: sys["role:nobody"],
+    can_delete_own_message_group: sys["role:nobody"],
+    can_move_messages_out_of_channel_group: sys["role:nobody"],
+    can_move_messages_within_channel_group: sys["role:nobody"],
+    can_resolve_topics_group: sys["role:nobody"],
+    can_send_message_group: sys["role:everyone"],
+    can_subscribe_group: sys["role:nobody"],
+    stream_weekly_traffic: null,
+    subscriber_count: 1,
+    ...overrides,
+  };
 }

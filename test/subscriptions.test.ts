@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Notification } from "../src/events/notifier.ts";
-import { assertError, assertSuccess, startTestApp, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
+import { assertError, assertSuccess, expectedChannel, startTestApp, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
 
 /** Every write in these tests happens at this UNIX time, so date_created is exact. */
 const NOW = 1_750_000_000;
@@ -28,13 +28,7 @@ let sys: Record<string, number>;
 before(async () => {
   t = await startTestApp();
   t.services.now = () => NOW;
-  const rows = await t.services.storage.db
-    .selectFrom("user_groups")
-    .select(["id", "name"])
-    .where("realm_id", "=", t.realm.id)
-    .where("is_system_group", "=", true)
-    .execute();
-  sys = Object.fromEntries(rows.map((r) => [r.name, r.id]));
+  sys = await t.systemGroupIds();
 });
 after(() => t?.close());
 
@@ -161,40 +155,6 @@ function recipients(type: string, op?: string): number[] {
   return sorted(notifications(type, op).flatMap((n) => [...n.userIds]));
 }
 
-function expectedChannel(id: number, name: string, creatorId: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    stream_id: id,
-    name,
-    is_archived: false,
-    description: "",
-    rendered_description: "",
-    date_created: NOW,
-    creator_id: creatorId,
-    invite_only: false,
-    is_web_public: false,
-    stream_post_policy: 1,
-    is_announcement_only: false,
-    message_retention_days: null,
-    history_public_to_subscribers: true,
-    topics_policy: "inherit",
-    first_message_id: null,
-    folder_id: null,
-    is_recently_active: true,
-    can_add_subscribers_group: sys["role:nobody"],
-    can_remove_subscribers_group: sys["role:administrators"],
-    can_administer_channel_group: { direct_members: [creatorId], direct_subgroups: [] },
-    can_delete_any_message_group: sys["role:nobody"],
-    can_delete_own_message_group: sys["role:nobody"],
-    can_move_messages_out_of_channel_group: sys["role:nobody"],
-    can_move_messages_within_channel_group: sys["role:nobody"],
-    can_resolve_topics_group: sys["role:nobody"],
-    can_send_message_group: sys["role:everyone"],
-    can_subscribe_group: sys["role:nobody"],
-    stream_weekly_traffic: null,
-    subscriber_count: 1,
-    ...overrides,
-  };
-}
 
 function expectedSubscription(channel: Record<string, unknown>, color: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -336,12 +296,12 @@ describe("POST /users/me/subscriptions: names and descriptions", () => {
 describe("POST /users/me/subscriptions: creating channels with options", () => {
   test("a new channel has the documented defaults", async () => {
     const { id, name } = await newChannel(u().member);
-    assert.deepEqual(await getStream(u().member, id), expectedChannel(id, name, u().member.id));
+    assert.deepEqual(await getStream(u().member, id), channelWithDefaults(id, name, u().member.id));
   });
 
   test("invite_only and history_public_to_subscribers (forced true for public channels)", async () => {
     const priv = await newChannel(u().member, { invite_only: true });
-    assert.deepEqual(await getStream(u().member, priv.id), expectedChannel(priv.id, priv.name, u().member.id, { invite_only: true, history_public_to_subscribers: false }));
+    assert.deepEqual(await getStream(u().member, priv.id), channelWithDefaults(priv.id, priv.name, u().member.id, { invite_only: true, history_public_to_subscribers: false }));
     const shared = await newChannel(u().member, { invite_only: true, history_public_to_subscribers: true });
     assert.equal((await getStream(u().member, shared.id)).history_public_to_subscribers, true);
     const pub = await newChannel(u().member, { invite_only: false, history_public_to_subscribers: false });
@@ -425,7 +385,7 @@ describe("POST /users/me/subscriptions: creating channels with options", () => {
       assert.equal(await findChannelId(name), undefined);
       assertSuccess(await subscribe(u().owner, { subscriptions: [{ name }], is_web_public: true }));
       const id = await channelId(name);
-      assert.deepEqual(await getStream(u().guest, id), expectedChannel(id, name, u().owner.id, { is_web_public: true }));
+      assert.deepEqual(await getStream(u().guest, id), channelWithDefaults(id, name, u().owner.id, { is_web_public: true }));
     } finally {
       await setRealmSetting("enable_spectator_access", false);
     }
@@ -507,7 +467,7 @@ describe("POST /users/me/subscriptions: creating channels with options", () => {
       can_subscribe_group: sys["role:fullmembers"],
     };
     const { id, name } = await newChannel(u().admin, values);
-    assert.deepEqual(await getStream(u().admin, id), expectedChannel(id, name, u().admin.id, { ...values, stream_post_policy: 4 }));
+    assert.deepEqual(await getStream(u().admin, id), channelWithDefaults(id, name, u().admin.id, { ...values, stream_post_policy: 4 }));
   });
 
   test("group-setting values are normalized and validated at creation", async () => {
@@ -694,7 +654,7 @@ describe("POST /users/me/subscriptions: events", () => {
     t.clearEvents();
     assertSuccess(await subscribe(u().member, { subscriptions: [{ name }], principals: [u().member.id, other.id] }));
     const id = await channelId(name);
-    const channel = expectedChannel(id, name, u().member.id, { subscriber_count: 2 });
+    const channel = channelWithDefaults(id, name, u().member.id, { subscriber_count: 2 });
 
     assert.deepEqual(recipients("stream", "create"), await nonGuestIds());
     for (const n of notifications("stream", "create")) {
@@ -778,7 +738,7 @@ describe("GET /users/me/subscriptions", () => {
     assert.deepEqual(body, {
       result: "success",
       msg: "",
-      subscriptions: [expectedSubscription(expectedChannel(id, name, user.id, { description: "about", rendered_description: "<p>about</p>" }), PALETTE[0]!)],
+      subscriptions: [expectedSubscription(channelWithDefaults(id, name, user.id, { description: "about", rendered_description: "<p>about</p>" }), PALETTE[0]!)],
     });
   });
 
@@ -1192,3 +1152,7 @@ describe("permission matrix", () => {
     }
   }
 });
+
+function channelWithDefaults(id: number, name: string, creatorId: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return expectedChannel(sys, NOW, id, name, creatorId, overrides);
+}

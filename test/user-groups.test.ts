@@ -122,18 +122,6 @@ async function subgroupIds(id: number, direct = false): Promise<number[]> {
   return assertSuccess(await t.api(u().owner, "GET", `/user_groups/${id}/subgroups`, { direct_subgroup_only: direct })).subgroups;
 }
 
-/** IDs of the active, non-system users: who realm-wide events go to. */
-async function activeUserIds(): Promise<number[]> {
-  const rows = await db()
-    .selectFrom("users")
-    .select("id")
-    .where("realm_id", "=", t.realm.id)
-    .where("is_active", "=", true)
-    .where("is_system_bot", "=", false)
-    .orderBy("id")
-    .execute();
-  return rows.map((r) => r.id);
-}
 
 /** user_group events notified since the last clearEvents, with their recipients. */
 function groupNotifications(): { event: ClientEvent; userIds: number[] }[] {
@@ -147,7 +135,7 @@ async function assertGroupEvents(expected: ClientEvent[]): Promise<void> {
     got.map((n) => n.event),
     expected,
   );
-  const everyone = await activeUserIds();
+  const everyone = await t.activeUserIds();
   for (const n of got) assert.deepEqual(n.userIds, everyone, `recipients of ${JSON.stringify(n.event)}`);
 }
 
@@ -419,7 +407,7 @@ describe("POST /user_groups/create", () => {
     const { id: _id, ...rest } = group;
     void _id;
     assert.deepEqual(event, { type: "user_group", op: "add", group: { ...rest, id } });
-    assert.deepEqual(events[0]!.userIds, await activeUserIds());
+    assert.deepEqual(events[0]!.userIds, await t.activeUserIds());
     assert.ok(events[0]!.userIds.includes(u().guest.id));
   });
 

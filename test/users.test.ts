@@ -48,18 +48,6 @@ async function dbUser(id: number) {
   return t.services.storage.db.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
 }
 
-/** IDs of the active, non-system users: who realm-wide events go to. */
-async function activeUserIds(): Promise<number[]> {
-  const rows = await t.services.storage.db
-    .selectFrom("users")
-    .select("id")
-    .where("realm_id", "=", t.realm.id)
-    .where("is_active", "=", true)
-    .where("is_system_bot", "=", false)
-    .orderBy("id")
-    .execute();
-  return rows.map((r) => r.id);
-}
 
 async function systemGroupIds(): Promise<Map<string, number>> {
   const rows = await t.services.storage.db
@@ -531,7 +519,7 @@ describe("POST /users", () => {
     const adds = notificationsOf("realm_user", "add");
     assert.equal(adds.length, 2, JSON.stringify(adds));
     const recipients = sortedIds(adds.flatMap((n) => n.userIds));
-    assert.deepEqual(recipients, await activeUserIds(), "every active user gets exactly one event");
+    assert.deepEqual(recipients, await t.activeUserIds(), "every active user gets exactly one event");
     assert.ok(recipients.includes(id), "the new user is told too");
 
     const eventFor = (userId: number): ClientEvent => {
@@ -567,7 +555,7 @@ describe("PATCH /users/{user_id}", () => {
     assert.equal(t.events.length, 1, JSON.stringify(t.events));
     const n = t.events[0]!;
     assert.deepEqual(n.event, { type: "realm_user", op: "update", person: { user_id: user.id, full_name: "Renamed Person" } });
-    assert.deepEqual(sortedIds(n.userIds), await activeUserIds());
+    assert.deepEqual(sortedIds(n.userIds), await t.activeUserIds());
 
     // Same name again: nothing happens.
     t.clearEvents();
@@ -627,7 +615,7 @@ describe("PATCH /users/{user_id}", () => {
     const rows = await t.services.storage.db.selectFrom("user_group_members").select("group_id").where("user_id", "=", user.id).execute();
     assert.deepEqual(rows.map((r) => r.group_id), [moderators]);
 
-    const recipients = await activeUserIds();
+    const recipients = await t.activeUserIds();
     const byType = (type: string) => t.events.filter((n) => n.event.type === type);
     assert.deepEqual(
       byType("realm_user").map((n) => n.event),
@@ -819,7 +807,7 @@ describe("DELETE /users/{user_id}", () => {
     assert.equal((await getUser(t.users.member, bot.id)).is_active, false);
     assert.equal((await getUser(t.users.member, otherBot.id)).is_active, true);
 
-    const recipients = await activeUserIds();
+    const recipients = await t.activeUserIds();
     assert.equal(recipients.includes(user.id), false);
     assert.equal(recipients.includes(bot.id), false);
     const updates = notificationsOf("realm_user", "update");
@@ -959,7 +947,7 @@ describe("POST /users/{user_id}/reactivate", () => {
     const updates = notificationsOf("realm_user", "update");
     assert.equal(updates.length, 1);
     assert.deepEqual(updates[0]!.event, { type: "realm_user", op: "update", person: { user_id: user.id, is_active: true } });
-    const recipients = await activeUserIds();
+    const recipients = await t.activeUserIds();
     assert.ok(recipients.includes(user.id));
     assert.deepEqual(sortedIds(updates[0]!.userIds), recipients);
   });
@@ -988,7 +976,7 @@ describe("PATCH /settings", () => {
     assert.equal(assertSuccess(await t.api(user, "GET", "/users/me")).full_name, "Self Named");
     assert.equal(t.events.length, 1);
     assert.deepEqual(t.events[0]!.event, { type: "realm_user", op: "update", person: { user_id: user.id, full_name: "Self Named" } });
-    assert.deepEqual(sortedIds(t.events[0]!.userIds), await activeUserIds());
+    assert.deepEqual(sortedIds(t.events[0]!.userIds), await t.activeUserIds());
     assertError(await t.api(user, "PATCH", "/settings", { full_name: "Q" }), 400, "BAD_REQUEST", "Name too short!");
     assertError(await t.api(user, "PATCH", "/settings", { full_name: "Who@Me" }), 400, "BAD_REQUEST", "Invalid characters in name!");
     assert.equal(assertSuccess(await t.api(user, "GET", "/users/me")).full_name, "Self Named");
@@ -1008,7 +996,7 @@ describe("PATCH /settings", () => {
     assert.equal((await getUser(t.users.member, user.id)).timezone, "Europe/Paris");
     assert.equal(t.events.length, 1);
     assert.deepEqual(t.events[0]!.event, { type: "realm_user", op: "update", person: { user_id: user.id, timezone: "Europe/Paris" } });
-    assert.deepEqual(sortedIds(t.events[0]!.userIds), await activeUserIds());
+    assert.deepEqual(sortedIds(t.events[0]!.userIds), await t.activeUserIds());
 
     assertError(await t.api(user, "PATCH", "/settings", { timezone: "Mars/Olympus_Mons" }), 400, "BAD_REQUEST", "timezone is not a recognized time zone");
     assert.equal(assertSuccess(await t.api(user, "GET", "/users/me")).timezone, "Europe/Paris");
