@@ -73,6 +73,18 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   // Bodies of any other type are read (so the size limit holds) and ignored, as Django does.
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, _body, done) => done(null, undefined));
 
+  // On shutdown Fastify closes the connections idle at that moment; a
+  // connection busy with a request would stay open (keep-alive) after its
+  // response and hold the process. Responses sent while closing end theirs.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onSend", async (_request, reply, payload) => {
+    if (closing) reply.header("connection", "close");
+    return payload;
+  });
+
   app.addHook("onResponse", async (request, reply) => {
     // The path only: query strings may carry passwords or API keys.
     const path = request.url.split("?")[0];

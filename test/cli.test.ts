@@ -570,3 +570,19 @@ test("an unreachable database is reported in one line, exit 1", { timeout: 60_00
   assert.match(result.stderr, /^parley: cannot open the database: /);
   assert.equal(result.stderr.trim().split("\n").length, 1, describe(result));
 });
+
+test("SIGTERM lets a request already in flight finish, then exits 0", { timeout: 60_000 }, async (t) => {
+  const db = freshDb(t);
+  const owner = await initOrg(db);
+  const server = await serve(t, db);
+  // A first request opens a keep-alive connection, so the slow one below is
+  // surely received before the signal; fetch_api_key spends tens of ms in argon2.
+  assert.equal((await getMe(server.url, owner.email, owner.api_key)).user_id, owner.user_id);
+  const inFlight = fetchApiKey(server.url, OWNER.email, OWNER.password);
+  await new Promise((r) => setTimeout(r, 5));
+  const exit = server.stop("SIGTERM");
+  const answer = await inFlight;
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  assert.equal(answer.body.api_key, owner.api_key);
+  assert.deepEqual(await exit, { code: 0, signal: null });
+});
