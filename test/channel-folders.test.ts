@@ -5,8 +5,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Notification } from "../src/events/notifier.ts";
-import { CHANNEL_GROUP_SETTING_COLUMNS } from "../src/storage/migrations/0002_channels_groups.ts";
-import { assertError, assertSuccess, startTestApp, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
+import { CHANNEL_GROUP_SETTING_NAMES as CHANNEL_GROUP_SETTING_COLUMNS } from "../src/domain/channels.ts";
+import type { ApiChannelFolder } from "../src/queries/channel-folders.ts";
+import { assertError, assertSuccess, startTestApp, uniqueName, sortedIds, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
 
 /** Every write in these tests happens at this UNIX time, so date_created is exact. */
 const NOW = 1_750_000_000;
@@ -27,22 +28,8 @@ const NON_ADMINS = ["moderator", "member", "guest", "bot"] as const;
 const EVERYONE = [...ADMINS, ...NON_ADMINS] as const;
 const OBJECT_KEYS = ["id", "name", "description", "rendered_description", "order", "date_created", "creator_id", "is_archived"];
 
-let counter = 0;
-function uniqueName(prefix: string): string {
-  counter += 1;
-  return `${prefix} ${counter}`;
-}
 
-interface ExpectedFolder {
-  id: number;
-  name: string;
-  description: string;
-  rendered_description: string;
-  order: number;
-  date_created: number;
-  creator_id: number | null;
-  is_archived: boolean;
-}
+type ExpectedFolder = ApiChannelFolder;
 
 function expectedFolder(id: number, name: string, description: string, rendered: string, creatorId: number, extra: Partial<ExpectedFolder> = {}): ExpectedFolder {
   return { id, name, description, rendered_description: rendered, order: id, date_created: NOW, creator_id: creatorId, is_archived: false, ...extra };
@@ -75,7 +62,6 @@ async function folderCount(app: TestApp): Promise<number> {
   return rows.length;
 }
 
-const sortedIds = (ids: readonly number[]): number[] => [...ids].sort((a, b) => a - b);
 
 
 function folderNotifications(app: TestApp, op?: string): Notification[] {

@@ -291,3 +291,12 @@ export function expectedChannel(
     ...overrides,
   };
 }
+
+let nameCounter = 0;
+/** A name no other test in this process has used: "prefix N". */
+export function uniqueName(prefix = "name"): string {
+  nameCounter += 1;
+  return `${prefix} ${nameCounter}`;
+}
+
+export const sortedIds = (ids: readonly number[]): number[] => [...ids].sort((a, b) => a - b);

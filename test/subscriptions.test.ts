@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Notification } from "../src/events/notifier.ts";
-import { assertError, assertSuccess, expectedChannel, startTestApp, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
+import { assertError, assertSuccess, expectedChannel, startTestApp, sortedIds, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
 
 /** Every write in these tests happens at this UNIX time, so date_created is exact. */
 const NOW = 1_750_000_000;
@@ -35,14 +35,15 @@ after(() => t?.close());
 // ---------------------------------------------------------------------------
 // Helpers
 
+
+const u = () => t.users;
 let counter = 0;
 function uniqueName(prefix = "channel"): string {
   counter += 1;
   return `${prefix} ${counter}`;
 }
 
-const u = () => t.users;
-const sorted = (ids: readonly number[]): number[] => [...ids].sort((a, b) => a - b);
+const sorted = sortedIds;
 
 /** A new member; new users join the default channels, so tests that need a user without subscriptions keep none around. */
 async function newUser(prefix = "User"): Promise<TestUser> {

@@ -2,6 +2,7 @@
 // deactivating and reactivating groups, members and subgroups (with their
 // permission rules and cycle checks), the membership reads, and the events
 // every change sends.
+import { CHANNEL_GROUP_SETTING_NAMES } from "../src/domain/channels.ts";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Role } from "../src/domain/roles.ts";
@@ -216,18 +217,7 @@ async function systemBotId(): Promise<number> {
 /** Inserts a channel whose settings are all `setting` except those in `overrides`. */
 async function insertChannel(name: string, overrides: Record<string, unknown>, archived = false): Promise<number> {
   const nobody = String(sys["role:nobody"]);
-  const columns = [
-    "can_add_subscribers_group",
-    "can_remove_subscribers_group",
-    "can_administer_channel_group",
-    "can_delete_any_message_group",
-    "can_delete_own_message_group",
-    "can_move_messages_out_of_channel_group",
-    "can_move_messages_within_channel_group",
-    "can_resolve_topics_group",
-    "can_send_message_group",
-    "can_subscribe_group",
-  ] as const;
+  const columns = CHANNEL_GROUP_SETTING_NAMES;
   const settings = Object.fromEntries(columns.map((c) => [c, overrides[c] === undefined ? nobody : JSON.stringify(overrides[c])])) as Record<
     (typeof columns)[number],
     string
