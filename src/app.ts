@@ -11,6 +11,7 @@ import { avatarRoutes } from "./routes/avatars.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { channelFoldersRoutes } from "./routes/channel-folders.ts";
 import { channelsRoutes } from "./routes/channels.ts";
+import { eventsRoutes } from "./routes/events.ts";
 import { subscriptionsRoutes } from "./routes/subscriptions.ts";
 import { userGroupsRoutes } from "./routes/user-groups.ts";
 import { serverSettingsRoutes } from "./routes/server-settings.ts";
@@ -27,6 +28,7 @@ export const API_ROUTES: readonly Route[] = [
   ...channelFoldersRoutes,
   ...channelsRoutes,
   ...subscriptionsRoutes,
+  ...eventsRoutes,
 ];
 
 function bodyTooLarge(): Error {
@@ -79,6 +81,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
+    // Waiting long-polls answer now with what they have, instead of holding shutdown for a heartbeat.
+    services.queues.close();
   });
   app.addHook("onSend", async (_request, reply, payload) => {
     if (closing) reply.header("connection", "close");

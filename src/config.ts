@@ -24,6 +24,10 @@ export interface Config {
   defaultOrgName: string;
   /** Email of the owner created on an empty database by `serve`. */
   defaultOwnerEmail: string;
+  /** How long an idle GET /events waits before answering with a heartbeat (Zulip: 45 s). */
+  eventHeartbeatMs: number;
+  /** Lifespan of an event queue nobody polls (Zulip: 10 minutes). */
+  eventQueueIdleMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -85,6 +89,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     bodyLimitBytes: intFrom(env, "BODY_LIMIT_BYTES", 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     defaultOrgName: env.ORG_NAME || "Parley",
     defaultOwnerEmail: env.OWNER_EMAIL || "owner@parley.example",
+    eventHeartbeatMs: intFrom(env, "EVENT_HEARTBEAT_SECONDS", 45, 1, 3600) * 1000,
+    eventQueueIdleMs: intFrom(env, "EVENT_QUEUE_TIMEOUT_SECONDS", 600, 10, 7 * 24 * 3600) * 1000,
     ...overrides,
   };
   return config;

@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { LocalNotifier } from "./events/notifier.ts";
+import { EventQueues } from "./events/queues.ts";
 import { loginRateLimiter } from "./rate-limit.ts";
 import { openStorage, type Storage } from "./storage/database.ts";
 import { migrateToLatest } from "./storage/migrate.ts";
@@ -21,7 +22,15 @@ export async function openConfiguredStorage(config: Config): Promise<Storage> {
 export async function openServices(config: Config, storage?: Storage): Promise<Services> {
   const opened = storage ?? (await openConfiguredStorage(config));
   await migrateToLatest(opened);
-  return { config, storage: opened, notifier: new LocalNotifier(), loginLimiter: loginRateLimiter(), now: unixNow };
+  const notifier = new LocalNotifier();
+  const queues = new EventQueues(notifier, {
+    heartbeatMs: config.eventHeartbeatMs,
+    idleTimeoutMs: config.eventQueueIdleMs,
+    // Zulip's MAX_QUEUE_TIMEOUT_SECS: a week.
+    maxLifespanMs: 7 * 24 * 3600 * 1000,
+    sweepIntervalMs: Math.min(60_000, config.eventQueueIdleMs / 4),
+  });
+  return { config, storage: opened, notifier, queues, loginLimiter: loginRateLimiter(), now: unixNow };
 }
 
 export interface RunningServer {

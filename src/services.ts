@@ -1,6 +1,7 @@
 // What actions need from the outside world, passed explicitly (no globals).
 import type { Config } from "./config.ts";
 import type { Notifier } from "./events/notifier.ts";
+import type { EventQueues } from "./events/queues.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import type { Storage } from "./storage/database.ts";
 
@@ -8,6 +9,8 @@ export interface Services {
   config: Config;
   storage: Storage;
   notifier: Notifier;
+  /** This process's event queues, fed by the notifier. */
+  queues: EventQueues;
   /** Failed password logins per username. */
   loginLimiter: RateLimiter;
   /** Current time in UNIX seconds; tests may replace it. */

@@ -994,9 +994,20 @@ describe("PATCH /settings", () => {
     assertSuccess(await t.api(user, "PATCH", "/settings", { timezone: "Europe/Paris" }));
     assert.equal(assertSuccess(await t.api(user, "GET", "/users/me")).timezone, "Europe/Paris");
     assert.equal((await getUser(t.users.member, user.id)).timezone, "Europe/Paris");
-    assert.equal(t.events.length, 1);
-    assert.deepEqual(t.events[0]!.event, { type: "realm_user", op: "update", person: { user_id: user.id, timezone: "Europe/Paris" } });
-    assert.deepEqual(sortedIds(t.events[0]!.userIds), await t.activeUserIds());
+    // Zulip's three: the user's own user_settings and legacy display events, and realm_user for everyone.
+    assert.deepEqual(
+      t.events.map((n) => [n.event, n.userIds, n.capability]),
+      [
+        [{ type: "user_settings", op: "update", property: "timezone", value: "Europe/Paris" }, [user.id], undefined],
+        [
+          { type: "update_display_settings", user: `user${user.id}@parley.test`, setting_name: "timezone", setting: "Europe/Paris" },
+          [user.id],
+          { name: "user_settings_object", present: false },
+        ],
+        [{ type: "realm_user", op: "update", person: { email: `user${user.id}@parley.test`, user_id: user.id, timezone: "Europe/Paris" } }, t.events[2]!.userIds, undefined],
+      ],
+    );
+    assert.deepEqual(sortedIds(t.events[2]!.userIds), await t.activeUserIds());
 
     assertError(await t.api(user, "PATCH", "/settings", { timezone: "Mars/Olympus_Mons" }), 400, "BAD_REQUEST", "timezone is not a recognized time zone");
     assert.equal(assertSuccess(await t.api(user, "GET", "/users/me")).timezone, "Europe/Paris");

@@ -7,6 +7,7 @@ import type { Kysely, Transaction } from "kysely";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { isAdmin, isOwner, Role } from "../domain/roles.ts";
 import { directSystemGroupsForRole, isFullMember } from "../domain/system-groups.ts";
+import { checkUserSetting, LANGUAGES, legacyEventOf, parseUserSettings, type UserSettingName } from "../domain/user-settings.ts";
 import {
   apiEmailFor,
   checkFullName,
@@ -315,6 +316,8 @@ export interface OwnSettingsInput {
   oldPassword?: string | undefined;
   newPassword?: string | undefined;
   timezone?: string | undefined;
+  /** Personal settings to change, already decoded (checked here). */
+  settings?: Partial<Record<UserSettingName, unknown>>;
 }
 
 /** PATCH /settings: a human changes their own account. Every value is checked before anything is written. */
@@ -325,6 +328,8 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
   const nameLocked = parseRealmSettings(realm.settings).name_changes_disabled && !isAdmin(actor.role);
   const fullName = input.fullName !== undefined && !nameLocked ? checkFullName(input.fullName) : undefined;
   if (input.timezone !== undefined && !isValidTimezone(input.timezone)) throw badRequest("timezone is not a recognized time zone");
+  const requested = Object.entries(input.settings ?? {}).filter(([, v]) => v !== undefined) as [UserSettingName, unknown][];
+  const settingValues = requested.map(([name, value]) => [name, checkUserSetting(name, value)] as const);
   let newHash: string | undefined;
   if (input.newPassword !== undefined) {
     // A missing old password counts as an empty, wrong one, as in Zulip.
@@ -337,9 +342,34 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
     if (newHash !== undefined) changes.password_hash = newHash;
     if (fullName !== undefined && fullName !== actor.full_name) changes.full_name = fullName;
     if (input.timezone !== undefined && input.timezone !== actor.timezone) changes.timezone = input.timezone;
+    // Re-read: the row passed in may predate a concurrent change of other settings.
+    const storedSettings = (await trx.selectFrom("users").select("settings").where("id", "=", actor.id).executeTakeFirstOrThrow()).settings;
+    const current = parseUserSettings(storedSettings);
+    const changed = settingValues.filter(([name, value]) => current[name] !== value);
+    if (changed.length > 0) changes.settings = JSON.stringify({ ...JSON.parse(storedSettings), ...Object.fromEntries(changed) });
     if (Object.keys(changes).length === 0) return;
     await trx.updateTable("users").set(changes).where("id", "=", actor.id).execute();
     if (changes.full_name !== undefined) await queueUserUpdate(trx, pending, realm.id, { user_id: actor.id, full_name: changes.full_name });
-    if (changes.timezone !== undefined) await queueUserUpdate(trx, pending, realm.id, { user_id: actor.id, timezone: changes.timezone });
+    for (const [name, value] of changed) queueSettingEvents(pending, realm.id, actor, name, value, legacyEventOf(name));
+    if (changes.timezone !== undefined) {
+      queueSettingEvents(pending, realm.id, actor, "timezone", changes.timezone, "display");
+      await queueUserUpdate(trx, pending, realm.id, { email: actor.email, user_id: actor.id, timezone: changes.timezone });
+    }
   });
+}
+
+/**
+ * A personal setting's events, to the user's own clients: user_settings, and
+ * for clients that predate it (no user_settings_object capability) the legacy
+ * event of the setting's group.
+ */
+function queueSettingEvents(pending: PendingEvents, realmId: number, user: User, name: string, value: unknown, legacy: "display" | "notifications" | null): void {
+  const languageName = name === "default_language" ? { language_name: LANGUAGES[value as string] } : {};
+  pending.add(realmId, { type: "user_settings", op: "update", property: name, value, ...languageName }, [user.id]);
+  const withoutObject = { name: "user_settings_object", present: false } as const;
+  if (legacy === "display") {
+    pending.add(realmId, { type: "update_display_settings", user: user.email, setting_name: name, setting: value, ...languageName }, [user.id], withoutObject);
+  } else if (legacy === "notifications") {
+    pending.add(realmId, { type: "update_global_notifications", user: user.email, notification_name: name, setting: value }, [user.id], withoutObject);
+  }
 }

@@ -7,17 +7,44 @@ export interface ClientEvent {
   [field: string]: unknown;
 }
 
+/** Client capabilities a queue was registered with (Zulip's client_capabilities). */
+export const CAPABILITY_NAMES = [
+  "notification_settings_null",
+  "bulk_message_deletion",
+  "user_avatar_url_field_optional",
+  "stream_typing_notifications",
+  "user_settings_object",
+  "linkifier_url_template",
+  "user_list_incomplete",
+  "include_deactivated_groups",
+  "archived_channels",
+  "empty_topic_name",
+  "simplified_presence_events",
+] as const;
+
+export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
+
+/**
+ * Restricts an event to the queues that have (or lack) a capability: Zulip
+ * sends clients that declare one a different event for the same change.
+ */
+export interface CapabilityCondition {
+  name: CapabilityName;
+  present: boolean;
+}
+
 export interface Notification {
   realmId: number;
   event: ClientEvent;
   /** Users whose queues should receive the event. */
   userIds: readonly number[];
+  capability?: CapabilityCondition | undefined;
 }
 
 export type NotificationListener = (notification: Notification) => void;
 
 export interface Notifier {
-  notify(realmId: number, event: ClientEvent, userIds: readonly number[]): void;
+  notify(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityCondition): void;
   subscribe(listener: NotificationListener): () => void;
 }
 
@@ -27,9 +54,9 @@ export class LocalNotifier implements Notifier {
 
   constructor(private readonly onListenerError: (error: unknown) => void = () => {}) {}
 
-  notify(realmId: number, event: ClientEvent, userIds: readonly number[]): void {
+  notify(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityCondition): void {
     if (userIds.length === 0) return;
-    const notification = { realmId, event, userIds };
+    const notification = { realmId, event, userIds, capability };
     for (const listener of this.#listeners) {
       try {
         listener(notification);
@@ -52,11 +79,11 @@ export class LocalNotifier implements Notifier {
 export class PendingEvents {
   readonly #items: Notification[] = [];
 
-  add(realmId: number, event: ClientEvent, userIds: readonly number[]): void {
-    if (userIds.length > 0) this.#items.push({ realmId, event, userIds });
+  add(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityCondition): void {
+    if (userIds.length > 0) this.#items.push({ realmId, event, userIds, capability });
   }
 
   sendTo(notifier: Notifier): void {
-    for (const { realmId, event, userIds } of this.#items.splice(0)) notifier.notify(realmId, event, userIds);
+    for (const { realmId, event, userIds, capability } of this.#items.splice(0)) notifier.notify(realmId, event, userIds, capability);
   }
 }

@@ -137,6 +137,15 @@ export async function lockRealm(trx: Transaction<Database>, dialect: Dialect, re
   if (dialect === "postgres") await trx.selectFrom("realms").select("id").where("id", "=", realmId).forUpdate().execute();
 }
 
+/**
+ * The organization's lock in shared mode, for consistent reads: writers (who
+ * take it exclusively) wait, other readers do not. SQLite's single
+ * connection already serializes transactions.
+ */
+export async function shareRealmLock(trx: Transaction<Database>, dialect: Dialect, realmId: number): Promise<void> {
+  if (dialect === "postgres") await trx.selectFrom("realms").select("id").where("id", "=", realmId).forShare().execute();
+}
+
 /** IDs are 32-bit integer columns; a larger number can name no row (and PostgreSQL would reject it). */
 export function isStorableId(id: number): boolean {
   return Number.isSafeInteger(id) && id >= 1 && id <= 2147483647;

@@ -40,6 +40,8 @@ export interface UserTable {
   avatar_version: number;
   email_address_visibility: number;
   date_joined: number;
+  /** JSON object of personal settings that differ from the defaults in domain/user-settings. */
+  settings: ColumnType<string, string | undefined, string>;
 }
 
 /** A group-setting value as stored: JSON text of a group ID or of {direct_members, direct_subgroups}. */

@@ -1,0 +1,71 @@
+// POST /register: a new event queue and the state it starts from.
+import { badRequest } from "../errors.ts";
+import { isGuest } from "../domain/roles.ts";
+import type { NarrowTerm } from "../events/filter.ts";
+import type { CapabilityName } from "../events/notifier.ts";
+import { initialState } from "../queries/register.ts";
+import type { Services } from "../services.ts";
+import { shareRealmLock } from "../storage/database.ts";
+import type { Realm, User } from "../storage/schema.ts";
+import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from "../version.ts";
+import { actorFor } from "./actor.ts";
+
+export interface RegisterOptions {
+  eventTypes: string[] | null;
+  fetchEventTypes: string[] | null;
+  narrow: NarrowTerm[];
+  allPublicStreams: boolean;
+  capabilities: Record<CapabilityName, boolean>;
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  slimPresence: boolean;
+  includeSubscribers: boolean | "partial";
+  lifespanSecs: number;
+}
+
+/**
+ * Creates the queue, then reads the state while holding the organization's
+ * lock in shared mode: no change can commit in between, and every change that
+ * commits afterwards reaches the queue. (A change that committed just before
+ * may reach the queue too; its events are idempotent for clients.)
+ */
+export async function registerQueue(services: Services, realm: Realm, user: User, options: RegisterOptions): Promise<Record<string, unknown>> {
+  // Guests cannot read every public channel, so they cannot ask for all of their messages.
+  if (options.allPublicStreams && isGuest(user.role)) throw badRequest("User not authorized for this query");
+  const wanted = options.fetchEventTypes ? new Set(options.fetchEventTypes) : null;
+  return services.storage.db.transaction().execute(async (trx) => {
+    await shareRealmLock(trx, services.storage.dialect, realm.id);
+    const current = await trx.selectFrom("users").selectAll().where("id", "=", user.id).executeTakeFirstOrThrow();
+    const queue = services.queues.create({
+      realmId: realm.id,
+      userId: user.id,
+      filter: {
+        eventTypes: options.eventTypes ? new Set(options.eventTypes) : null,
+        narrow: options.narrow,
+        allPublicStreams: options.allPublicStreams,
+        capabilities: options.capabilities,
+      },
+      lifespanMs: options.lifespanSecs * 1000,
+    });
+    try {
+      const state = await initialState(trx, services, realm, current, await actorFor(trx, current), {
+        wants: (type) => wanted === null || wanted.has(type),
+        capabilities: options.capabilities,
+        includeSubscribers: options.includeSubscribers,
+        slimPresence: options.slimPresence || options.capabilities.simplified_presence_events,
+      });
+      return {
+        queue_id: queue.id,
+        last_event_id: -1,
+        zulip_version: SERVICE_VERSION,
+        zulip_feature_level: SERVICE_FEATURE_LEVEL,
+        zulip_merge_base: SERVICE_MERGE_BASE,
+        service_feature_level: SERVICE_FEATURE_LEVEL,
+        ...state,
+      };
+    } catch (error) {
+      services.queues.delete(queue);
+      throw error;
+    }
+  });
+}

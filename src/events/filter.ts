@@ -1,0 +1,86 @@
+// Which events a queue takes: its event_types, its narrow (message events
+// only, as in Zulip's narrow_predicate) and the client's capabilities.
+import type { CapabilityName, ClientEvent } from "./notifier.ts";
+
+export interface NarrowTerm {
+  operator: string;
+  operand: string | number;
+  negated: boolean;
+}
+
+export interface QueueFilter {
+  /** Event types the client asked for; null: all. */
+  eventTypes: ReadonlySet<string> | null;
+  narrow: readonly NarrowTerm[];
+  /** Message events of every public channel, not just subscribed ones. */
+  allPublicStreams: boolean;
+  capabilities: Readonly<Record<CapabilityName, boolean>>;
+}
+
+/** Operators an event-queue narrow may use: those that can be decided from one message event. */
+export const QUEUE_NARROW_OPERATORS = ["channel", "stream", "topic", "sender", "is", "dm", "pm-with"] as const;
+
+/** `is:` operands decidable from a message event and its flags. */
+export const QUEUE_NARROW_IS_OPERANDS = ["dm", "private", "starred", "mentioned", "alerted", "unread", "resolved"] as const;
+
+export function acceptsEvent(filter: QueueFilter, event: ClientEvent, userId: number): boolean {
+  if (filter.eventTypes !== null && !filter.eventTypes.has(event.type)) return false;
+  // Channel typing events go only to clients that said they can show them.
+  if (event.type === "typing" && event.message_type === "stream" && !filter.capabilities.stream_typing_notifications) return false;
+  if (event.type === "message" && filter.narrow.length > 0) return filter.narrow.every((term) => termMatches(term, event, userId) !== term.negated);
+  return true;
+}
+
+interface MessageEventFields {
+  message: {
+    type: "stream" | "private";
+    stream_id?: number;
+    display_recipient: string | { id: number; email: string }[];
+    subject: string;
+    sender_id: number;
+    sender_email: string;
+  };
+  flags?: string[];
+}
+
+const RESOLVED_PREFIX = "✔ ";
+
+function termMatches(term: NarrowTerm, event: ClientEvent, userId: number): boolean {
+  const { message, flags = [] } = event as unknown as MessageEventFields;
+  const operand = typeof term.operand === "string" ? term.operand.toLowerCase() : term.operand;
+  switch (term.operator) {
+    case "channel":
+    case "stream":
+      if (message.type !== "stream") return false;
+      return typeof operand === "number" ? message.stream_id === operand : String(message.display_recipient).toLowerCase() === operand;
+    case "topic":
+      return message.type === "stream" && message.subject.toLowerCase() === operand;
+    case "sender":
+      return typeof operand === "number" ? message.sender_id === operand : message.sender_email.toLowerCase() === operand;
+    case "dm":
+    case "pm-with": {
+      if (message.type !== "private" || !Array.isArray(message.display_recipient)) return false;
+      const wanted = new Set(String(operand).split(",").map((s) => s.trim()));
+      const others = message.display_recipient.filter((r) => r.id !== userId || message.display_recipient.length === 1);
+      return others.length === wanted.size && others.every((r) => wanted.has(String(r.id)) || wanted.has(r.email.toLowerCase()));
+    }
+    case "is":
+      switch (operand) {
+        case "dm":
+        case "private":
+          return message.type === "private";
+        case "starred":
+          return flags.includes("starred");
+        case "mentioned":
+          return flags.includes("mentioned") || flags.includes("wildcard_mentioned");
+        case "alerted":
+          return flags.includes("has_alert_word");
+        case "unread":
+          return !flags.includes("read");
+        case "resolved":
+          return message.type === "stream" && message.subject.startsWith(RESOLVED_PREFIX);
+      }
+      return false;
+  }
+  return false;
+}

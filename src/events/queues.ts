@@ -1,0 +1,225 @@
+// Event queues in one process: POST /register creates one per client, the
+// notifier's fan-out appends to the queues of the users an event is for, and
+// GET /events long-polls one. Like Zulip's tornado/event_queue.py: events get
+// per-queue increasing IDs, acknowledged ones are dropped, an idle poll ends
+// with a heartbeat, and queues nobody polls expire.
+import crypto from "node:crypto";
+import type { ClientEvent, Notification, Notifier } from "./notifier.ts";
+import { acceptsEvent, type QueueFilter } from "./filter.ts";
+
+export interface QueuedEvent extends ClientEvent {
+  id: number;
+}
+
+export interface QueueTimings {
+  /** How long an idle GET /events waits before answering with a heartbeat. */
+  heartbeatMs: number;
+  /** Default lifespan of a queue nobody polls. */
+  idleTimeoutMs: number;
+  /** Longest lifespan a client may ask for. */
+  maxLifespanMs: number;
+  /** How often expired queues are looked for. */
+  sweepIntervalMs: number;
+}
+
+export interface NewQueue {
+  realmId: number;
+  userId: number;
+  filter: QueueFilter;
+  /** Lifespan asked for by the client; undefined or 0: the default. */
+  lifespanMs?: number | undefined;
+}
+
+interface Waiter {
+  /** Ends the wait; the poll then answers with what the queue holds. */
+  resolve(): void;
+  timer: NodeJS.Timeout;
+}
+
+export class EventQueue {
+  readonly events: QueuedEvent[] = [];
+  /** ID of the next event; the first is 0, so a fresh client's last_event_id is -1. */
+  nextEventId = 0;
+  /** The newest ID dropped by acknowledgement, to detect clients that skipped ahead. */
+  newestPrunedId = -1;
+  lastPolledAt: number;
+  waiter: Waiter | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly realmId: number,
+    readonly userId: number,
+    readonly filter: QueueFilter,
+    readonly lifespanMs: number,
+    now: number,
+  ) {
+    this.lastPolledAt = now;
+  }
+
+  push(event: ClientEvent): void {
+    this.events.push({ ...event, id: this.nextEventId++ });
+    this.wake();
+  }
+
+  /** Drops the events the client has acknowledged. */
+  prune(lastEventId: number): void {
+    let dropped = 0;
+    while (dropped < this.events.length && this.events[dropped]!.id <= lastEventId) dropped++;
+    if (dropped > 0) this.newestPrunedId = this.events[dropped - 1]!.id;
+    this.events.splice(0, dropped);
+  }
+
+  /** Answers a waiting poll with what the queue holds. */
+  wake(): void {
+    const waiter = this.waiter;
+    if (!waiter || this.events.length === 0) return;
+    this.waiter = undefined;
+    clearTimeout(waiter.timer);
+    waiter.resolve();
+  }
+}
+
+export class QueueError extends Error {
+  constructor(readonly kind: "unknown" | "pruned", message: string) {
+    super(message);
+  }
+}
+
+/** Every queue of this process, indexed by ID and by user for fan-out. */
+export class EventQueues {
+  readonly #byId = new Map<string, EventQueue>();
+  readonly #byUser = new Map<number, Set<EventQueue>>();
+  readonly #unsubscribe: () => void;
+  readonly #sweeper: NodeJS.Timeout;
+  #closed = false;
+
+  constructor(
+    notifier: Notifier,
+    readonly timings: QueueTimings,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.#unsubscribe = notifier.subscribe((n) => this.deliver(n));
+    this.#sweeper = setInterval(() => this.sweep(), timings.sweepIntervalMs);
+    this.#sweeper.unref();
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  create(spec: NewQueue): EventQueue {
+    const requested = spec.lifespanMs && spec.lifespanMs > 0 ? spec.lifespanMs : this.timings.idleTimeoutMs;
+    const lifespan = Math.min(Math.max(requested, this.timings.idleTimeoutMs), this.timings.maxLifespanMs);
+    const id = crypto.randomUUID();
+    const queue = new EventQueue(id, spec.realmId, spec.userId, spec.filter, lifespan, this.clock());
+    this.#byId.set(id, queue);
+    let mine = this.#byUser.get(spec.userId);
+    if (!mine) this.#byUser.set(spec.userId, (mine = new Set()));
+    mine.add(queue);
+    return queue;
+  }
+
+  /** The caller's queue, or a QueueError saying why not. */
+  get(queueId: string, userId: number): EventQueue {
+    const queue = this.#byId.get(queueId);
+    // Someone else's queue is reported as unknown, as current Zulip does: queue IDs reveal nothing.
+    if (!queue || queue.userId !== userId) throw new QueueError("unknown", `Bad event queue ID: ${queueId}`);
+    return queue;
+  }
+
+  delete(queue: EventQueue): void {
+    this.#byId.delete(queue.id);
+    const mine = this.#byUser.get(queue.userId);
+    mine?.delete(queue);
+    if (mine?.size === 0) this.#byUser.delete(queue.userId);
+    const waiter = queue.waiter;
+    if (waiter) {
+      queue.waiter = undefined;
+      clearTimeout(waiter.timer);
+      waiter.resolve();
+    }
+  }
+
+  /** Queues of a user (all of their clients). */
+  queuesOf(userId: number): ReadonlySet<EventQueue> {
+    return this.#byUser.get(userId) ?? new Set();
+  }
+
+  /**
+   * GET /events: acknowledges through `lastEventId`, then returns the events
+   * held, waiting for one (or the heartbeat) when there are none and the
+   * client may block. `onAbandon` lets the caller cancel the wait when the
+   * client hangs up.
+   */
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean): { events: Promise<QueuedEvent[]>; cancel(): void } {
+    if (lastEventId !== undefined) {
+      if (lastEventId < queue.newestPrunedId) throw new QueueError("pruned", `An event newer than ${lastEventId} has already been pruned!`);
+      queue.prune(lastEventId);
+    }
+    queue.lastPolledAt = this.clock();
+    // A client has one poll at a time; a newer one replaces an older, which ends empty.
+    const previous = queue.waiter;
+    if (previous) {
+      queue.waiter = undefined;
+      clearTimeout(previous.timer);
+      previous.resolve();
+    }
+    if (queue.events.length > 0 || dontBlock || this.#closed) return { events: Promise.resolve([...queue.events]), cancel: () => {} };
+    let waiter: Waiter | undefined;
+    // The answer is read when the wait ends, one microtask after the wake-up:
+    // events notified together (one action's) are answered together.
+    const events = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => queue.push({ type: "heartbeat" }), this.timings.heartbeatMs);
+      waiter = { resolve, timer };
+      queue.waiter = waiter;
+    }).then(() => {
+      queue.lastPolledAt = this.clock();
+      return [...queue.events];
+    });
+    return {
+      events,
+      cancel: () => {
+        if (queue.waiter !== waiter || !waiter) return;
+        queue.waiter = undefined;
+        clearTimeout(waiter.timer);
+        queue.lastPolledAt = this.clock();
+        waiter.resolve();
+      },
+    };
+  }
+
+  /** Fan-out: each queue of each addressed user that accepts the event gets a copy. */
+  deliver({ realmId, event, userIds, capability }: Notification): void {
+    for (const userId of userIds) {
+      const queues = this.#byUser.get(userId);
+      if (!queues) continue;
+      for (const queue of queues) {
+        if (queue.realmId !== realmId) continue;
+        if (capability && queue.filter.capabilities[capability.name] !== capability.present) continue;
+        if (acceptsEvent(queue.filter, event, userId)) queue.push(event);
+      }
+    }
+  }
+
+  /** Removes queues that nobody has polled for their lifespan (a waiting poll keeps a queue alive). */
+  sweep(): void {
+    const now = this.clock();
+    for (const queue of this.#byId.values()) {
+      if (!queue.waiter && now - queue.lastPolledAt > queue.lifespanMs) this.delete(queue);
+    }
+  }
+
+  /** Ends every waiting poll (for shutdown) and stops listening. */
+  close(): void {
+    this.#closed = true;
+    clearInterval(this.#sweeper);
+    this.#unsubscribe();
+    for (const queue of this.#byId.values()) {
+      const waiter = queue.waiter;
+      if (!waiter) continue;
+      queue.waiter = undefined;
+      clearTimeout(waiter.timer);
+      waiter.resolve();
+    }
+  }
+}

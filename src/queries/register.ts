@@ -1,0 +1,402 @@
+// The initial state POST /register returns, section by section as Zulip's
+// fetch_initial_state_data builds it. Each section uses the serializer that
+// the REST endpoints and the events use, so state and events agree.
+// Sections for features Parley does not have yet return Zulip's empty shape.
+import type { Kysely } from "kysely";
+import { hasPermission, type Actor, type GroupSettingRule } from "../domain/group-settings.ts";
+import { CHANNEL_GROUP_SETTING_DEFAULTS, CHANNEL_GROUP_SETTING_RULES, hasMetadataAccess } from "../domain/channels.ts";
+import { USER_GROUP_SETTING_DEFAULTS, USER_GROUP_SETTING_RULES } from "../domain/user-groups.ts";
+import {
+  MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
+  MAX_CHANNEL_FOLDER_NAME_LENGTH,
+  MAX_MESSAGE_LENGTH,
+  MAX_STREAM_DESCRIPTION_LENGTH,
+  MAX_STREAM_NAME_LENGTH,
+  MAX_TOPIC_LENGTH,
+} from "../domain/limits.ts";
+import { parseRealmSettings, REALM_GROUP_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES, type RealmGroupSettingName, type RealmSettings } from "../domain/realm-settings.ts";
+import { isAdmin, isGuest, isModerator, isOwner } from "../domain/roles.ts";
+import { renderDescription } from "../domain/text.ts";
+import { EMOJISET_CHOICES, legacyEventOf, NOTIFICATION_SOUNDS, parseUserSettings, USER_SETTING_DEFAULTS, USER_SETTING_NAMES } from "../domain/user-settings.ts";
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../domain/users.ts";
+import type { CapabilityName } from "../events/notifier.ts";
+import type { Services } from "../services.ts";
+import type { Database, Realm, User } from "../storage/schema.ts";
+import { listChannelFolders } from "./channel-folders.ts";
+import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
+import { realmIconUrl } from "./server-settings.ts";
+import { activeUserIdsAmong, settingValueForApi, userGroupObjects } from "./user-groups.ts";
+import { avatarUrl, formatUser } from "./users.ts";
+import { compareCodePoints } from "../domain/text.ts";
+
+type Db = Kysely<Database>;
+type State = Record<string, unknown>;
+
+export interface StateRequest {
+  /** Whether a section was asked for (fetch_event_types, else event_types, else everything). */
+  wants(type: string): boolean;
+  capabilities: Readonly<Record<CapabilityName, boolean>>;
+  includeSubscribers: boolean | "partial";
+  slimPresence: boolean;
+}
+
+/** Typing notification timing clients use (Zulip's defaults). */
+export const TYPING_TIMINGS = {
+  server_typing_started_expiry_period_milliseconds: 45000,
+  server_typing_stopped_wait_period_milliseconds: 12000,
+  server_typing_started_wait_period_milliseconds: 30000,
+};
+
+/** Clients use this as the HTTP timeout of GET /events; larger than any heartbeat wait. */
+export function longpollTimeoutSeconds(services: Services): number {
+  return Math.max(90, Math.ceil(services.config.eventHeartbeatMs / 1000) * 2);
+}
+
+const CUSTOM_PROFILE_FIELD_TYPES = {
+  SHORT_TEXT: { id: 1, name: "Text (short)" },
+  LONG_TEXT: { id: 2, name: "Text (long)" },
+  SELECT: { id: 3, name: "List of options" },
+  DATE: { id: 4, name: "Date" },
+  URL: { id: 5, name: "Link" },
+  USER: { id: 6, name: "Users" },
+  EXTERNAL_ACCOUNT: { id: 7, name: "External account" },
+  PRONOUNS: { id: 8, name: "Pronouns" },
+};
+
+/** Plain settings clients read as realm_<name>; the rest are internal or reported differently. */
+const INTERNAL_REALM_SETTINGS = new Set(["default_email_address_visibility", "authentication_methods"]);
+
+export async function initialState(db: Db, services: Services, realm: Realm, user: User, actor: Actor, request: StateRequest): Promise<State> {
+  const state: State = {};
+  const settings = parseRealmSettings(realm.settings);
+  const { wants } = request;
+
+  if (wants("alert_words")) state.alert_words = [];
+  if (wants("custom_profile_fields")) {
+    state.custom_profile_fields = [];
+    state.custom_profile_field_types = CUSTOM_PROFILE_FIELD_TYPES;
+  }
+  if (wants("onboarding_steps")) state.onboarding_steps = [];
+  if (wants("message")) state.max_message_id = -1;
+  if (wants("drafts")) state.drafts = [];
+  if (wants("saved_snippets")) state.saved_snippets = [];
+  if (wants("navigation_views")) state.navigation_views = [];
+  if (wants("scheduled_messages")) state.scheduled_messages = [];
+  if (wants("reminders")) state.reminders = [];
+  if (wants("muted_topics") && !wants("user_topic")) state.muted_topics = [];
+  if (wants("user_topic")) state.user_topics = [];
+  if (wants("muted_users")) state.muted_users = [];
+  if (wants("presence")) {
+    state.presences = {};
+    state.server_timestamp = Date.now() / 1000;
+    state.presence_last_update_id = -1;
+  }
+  if (wants("realm_user_groups")) {
+    state.realm_user_groups = await userGroupObjects(db, realm.id, { includeDeactivated: request.capabilities.include_deactivated_groups });
+  }
+  if (wants("realm")) Object.assign(state, await realmState(db, services, realm, settings));
+  if (wants("realm_user_settings_defaults")) {
+    state.realm_user_settings_defaults = {
+      ...USER_SETTING_DEFAULTS,
+      email_address_visibility: settings.default_email_address_visibility,
+      emojiset_choices: EMOJISET_CHOICES,
+      available_notification_sounds: NOTIFICATION_SOUNDS,
+    };
+  }
+  if (wants("realm_domains")) state.realm_domains = [];
+  if (wants("realm_emoji")) state.realm_emoji = {};
+  if (wants("realm_linkifiers")) state.realm_linkifiers = [];
+  if (wants("realm_filters")) state.realm_filters = [];
+  if (wants("realm_playgrounds")) state.realm_playgrounds = [];
+  if (wants("realm_user")) Object.assign(state, await usersState(db, services, realm, user, actor, settings));
+  if (wants("realm_bot")) state.realm_bots = await botsState(db, services, realm, user);
+  if (wants("realm_embedded_bots")) state.realm_embedded_bots = [];
+  if (wants("realm_incoming_webhook_bots")) state.realm_incoming_webhook_bots = [];
+  if (wants("recent_private_conversations")) state.recent_private_conversations = [];
+  if (wants("starred_messages")) state.starred_messages = [];
+  if (wants("subscription")) Object.assign(state, await subscriptionState(db, services, realm, user, actor, request));
+  if (wants("update_message_flags") && wants("message")) {
+    state.unread_msgs = { pms: [], streams: [], huddles: [], mentions: [], count: 0, old_unreads_missing: false };
+  }
+  if (wants("stream")) state.streams = await streamsState(db, services, realm, actor, request);
+  if (wants("default_streams")) state.realm_default_streams = isGuest(user.role) ? [] : await defaultChannelIds(db, realm.id);
+  if (wants("default_stream_groups")) state.realm_default_stream_groups = [];
+  if (wants("channel_folders")) state.channel_folders = await listChannelFolders(db, realm.id, { includeArchived: true });
+  if (wants("user_settings")) Object.assign(state, userSettingsState(user, request));
+  if (wants("user_status")) state.user_status = {};
+  if (wants("video_calls")) state.has_zoom_token = false;
+  if (wants("giphy")) state.giphy_api_key = "";
+  if (wants("push_device")) state.push_devices = {};
+  return state;
+}
+
+async function realmState(db: Db, services: Services, realm: Realm, settings: Readonly<RealmSettings>): Promise<State> {
+  const state: State = {};
+  for (const [key, value] of Object.entries(settings)) {
+    if (INTERNAL_REALM_SETTINGS.has(key) || key in REALM_GROUP_SETTING_DEFAULTS) continue;
+    state[`realm_${key}`] = value;
+  }
+  const groupSettingNames = Object.keys(REALM_GROUP_SETTING_DEFAULTS) as RealmGroupSettingName[];
+  const active = await activeUserIdsAmong(
+    db,
+    groupSettingNames.flatMap((name) => {
+      const value = settings[name];
+      return typeof value === "number" ? [] : value.direct_members;
+    }),
+  );
+  for (const name of groupSettingNames) state[`realm_${name}`] = settingValueForApi(settings[name], active);
+  const url = services.config.externalUrl;
+  Object.assign(state, {
+    realm_name: realm.name,
+    realm_description: renderDescription(realm.description),
+    realm_date_created: realm.date_created,
+    realm_allow_edit_history: settings.message_edit_history_visibility_policy !== "none",
+    realm_mandatory_topics: settings.topics_policy === "disable_empty_topic",
+    realm_authentication_methods: Object.fromEntries(
+      Object.entries(settings.authentication_methods).map(([name, enabled]) => [
+        name,
+        name === "Dev" && !services.config.devMode ? { enabled: false, available: false, unavailable_reason: "Not configured on this server." } : { enabled, available: true },
+      ]),
+    ),
+    realm_password_auth_enabled: settings.authentication_methods.Email === true,
+    realm_email_auth_enabled: settings.authentication_methods.Email === true,
+    realm_presence_disabled: settings.presence_disabled,
+    realm_push_notifications_enabled: false,
+    realm_push_notifications_enabled_end_timestamp: null,
+    realm_require_e2ee_push_notifications: false,
+    realm_send_channel_events_messages: false,
+    realm_giphy_rating: 2,
+    realm_url: url,
+    realm_uri: url,
+    realm_bot_domain: services.config.fakeEmailDomain,
+    realm_icon_url: realmIconUrl(services),
+    realm_icon_source: "G",
+    realm_logo_url: `${url}/static/images/logo/zulip-org-logo.svg?version=0`,
+    realm_logo_source: "D",
+    realm_night_logo_url: `${url}/static/images/logo/zulip-org-logo.svg?version=0`,
+    realm_night_logo_source: "D",
+    realm_upload_quota_mib: null,
+    realm_org_type: settings.org_type,
+    realm_plan_type: 1,
+    realm_available_video_chat_providers: { disabled: { name: "None", id: 0 }, jitsi_meet: { name: "Jitsi Meet", id: 1 } },
+    realm_default_external_accounts: {},
+    realm_empty_topic_display_name: settings.empty_topic_display_name,
+    realm_topics_policy: settings.topics_policy,
+    realm_moderation_request_channel_id: settings.moderation_request_channel_id,
+    realm_new_stream_announcements_stream_id: settings.new_stream_announcements_stream_id,
+    realm_signup_announcements_stream_id: settings.signup_announcements_stream_id,
+    realm_zulip_update_announcements_stream_id: settings.zulip_update_announcements_stream_id,
+    // Derived from the group settings, for clients older than them.
+    realm_create_public_stream_policy: 1,
+    realm_create_private_stream_policy: 1,
+    realm_create_web_public_stream_policy: 7,
+    realm_wildcard_mention_policy: 5,
+    zulip_plan_is_not_limited: true,
+    upgrade_text_for_wide_organization_logo: "",
+    max_avatar_file_size_mib: 5,
+    max_icon_file_size_mib: 5,
+    max_logo_file_size_mib: 5,
+    max_file_upload_size_mib: Math.floor(services.config.bodyLimitBytes / (1024 * 1024)),
+    max_stream_name_length: MAX_STREAM_NAME_LENGTH,
+    max_stream_description_length: MAX_STREAM_DESCRIPTION_LENGTH,
+    max_channel_folder_name_length: MAX_CHANNEL_FOLDER_NAME_LENGTH,
+    max_channel_folder_description_length: MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
+    max_topic_length: MAX_TOPIC_LENGTH,
+    max_message_length: MAX_MESSAGE_LENGTH,
+    max_bulk_new_subscription_messages: 100,
+    max_reminder_note_length: 1000,
+    password_min_length: MIN_PASSWORD_LENGTH,
+    password_max_length: MAX_PASSWORD_LENGTH,
+    password_min_guesses: 0,
+    server_generation: SERVER_GENERATION,
+    development_environment: services.config.devMode,
+    settings_send_digest_emails: false,
+    server_inline_image_preview: true,
+    server_inline_url_embed_preview: false,
+    server_thumbnail_formats: [],
+    server_avatar_changes_disabled: false,
+    server_name_changes_disabled: false,
+    server_web_public_streams_enabled: false,
+    server_needs_upgrade: false,
+    server_emoji_data_url: `${url}/static/generated/emoji/emoji_api.json`,
+    server_jitsi_server_url: "https://meet.jit.si",
+    jitsi_server_url: settings.jitsi_server_url ?? "https://meet.jit.si",
+    server_can_summarize_topics: false,
+    server_report_message_types: [
+      { key: "spam", name: "Spam" },
+      { key: "harassment", name: "Harassment" },
+      { key: "inappropriate", name: "Inappropriate content" },
+      { key: "norms", name: "Violates community norms" },
+      { key: "other", name: "Other reason" },
+    ],
+    server_presence_ping_interval_seconds: 60,
+    server_presence_offline_threshold_seconds: 140,
+    ...TYPING_TIMINGS,
+    server_min_deactivated_realm_deletion_days: 14,
+    server_max_deactivated_realm_deletion_days: null,
+    server_supported_permission_settings: SUPPORTED_PERMISSION_SETTINGS,
+    giphy_rating_options: { disabled: { name: "GIPHY integration disabled", id: 0 } },
+    event_queue_longpoll_timeout_seconds: longpollTimeoutSeconds(services),
+  });
+  return state;
+}
+
+/** Changes when the server restarts; clients compare it to learn they talk to a new server. */
+const SERVER_GENERATION = Math.floor(Date.now() / 1000);
+
+async function usersState(db: Db, services: Services, realm: Realm, user: User, actor: Actor, settings: Readonly<RealmSettings>): Promise<State> {
+  const all = await db.selectFrom("users").selectAll().where("realm_id", "=", realm.id).orderBy("id").execute();
+  const viewer = { id: user.id, role: user.role };
+  const entry = (u: User) => {
+    const { is_active: _active, ...person } = formatUser(services.config, u, viewer);
+    return person;
+  };
+  const crossRealmBots = all
+    .filter((u) => u.is_system_bot)
+    .sort((a, b) => compareCodePoints(a.full_name, b.full_name))
+    .map((u) => ({ ...entry(u), is_system_bot: true }));
+  const can = (name: RealmGroupSettingName) => hasPermission(settings[name], REALM_GROUP_SETTING_RULES[name], actor);
+  const canPublic = can("can_create_public_channel_group");
+  const canPrivate = can("can_create_private_channel_group");
+  const canWebPublic = can("can_create_web_public_channel_group");
+  return {
+    realm_users: all.filter((u) => u.is_active && !u.is_system_bot).map(entry),
+    realm_non_active_users: all.filter((u) => !u.is_active && !u.is_system_bot).map(entry),
+    cross_realm_bots: crossRealmBots,
+    avatar_source: user.avatar_source,
+    avatar_url: avatarUrl(services.config, user),
+    avatar_url_medium: `${avatarUrl(services.config, user)}&s=medium`,
+    can_create_private_streams: canPrivate,
+    can_create_public_streams: canPublic,
+    can_create_web_public_streams: canWebPublic,
+    can_create_streams: canPublic || canPrivate || canWebPublic,
+    can_invite_others_to_realm: can("can_invite_users_group"),
+    is_admin: isAdmin(user.role),
+    is_owner: isOwner(user.role),
+    // Zulip's is_moderator is the moderator role only, not administrators.
+    is_moderator: isModerator(user.role) && !isAdmin(user.role),
+    is_guest: isGuest(user.role),
+    user_id: user.id,
+    email: user.email,
+    delivery_email: user.delivery_email,
+    full_name: user.full_name,
+  };
+}
+
+/** realm_bots: the bots the user owns (every bot for administrators). */
+async function botsState(db: Db, services: Services, realm: Realm, user: User): Promise<State[]> {
+  let query = db.selectFrom("users").selectAll().where("realm_id", "=", realm.id).where("is_bot", "=", true).where("is_system_bot", "=", false);
+  if (!isAdmin(user.role)) query = query.where("bot_owner_id", "=", user.id);
+  const bots = await query.orderBy("id").execute();
+  return bots.map((bot) => ({
+    user_id: bot.id,
+    full_name: bot.full_name,
+    bot_type: bot.bot_type,
+    is_active: bot.is_active,
+    api_key: bot.api_key,
+    default_sending_stream: null,
+    default_events_register_stream: null,
+    default_all_public_streams: false,
+    avatar_url: avatarUrl(services.config, bot),
+    owner_id: bot.bot_owner_id,
+    services: [],
+    email: bot.email,
+  }));
+}
+
+/**
+ * subscriptions (active), unsubscribed (once subscribed) and never_subscribed
+ * (visible, never joined), as Zulip's gather_subscriptions_helper; archived
+ * channels only for clients that can show them.
+ */
+async function subscriptionState(db: Db, services: Services, realm: Realm, user: User, actor: Actor, request: StateRequest): Promise<State> {
+  const [channels, subs] = await Promise.all([listRealmChannels(db, realm.id), subscriptionsOfUser(db, user.id)]);
+  const visible = channels
+    .filter((c) => request.capabilities.archived_channels || !c.is_archived)
+    .filter((c) => hasMetadataAccess(actor, channelFacts(c), subs.get(c.id)?.active === true))
+    .sort((a, b) => compareCodePoints(a.name, b.name));
+  const context = await channelContext(db, realm.id, visible.map((c) => c.id), services.now());
+  const withSubscribers = request.includeSubscribers !== false;
+  const subscribed: State[] = [];
+  const unsubscribed: State[] = [];
+  const never: State[] = [];
+  const settings = parseUserSettings(user.settings);
+  for (const channel of visible) {
+    const sub = subs.get(channel.id);
+    const members = withSubscribers ? await subscriberIds(db, channel.id) : undefined;
+    if (!sub) {
+      never.push({ ...formatChannel(channel, context), ...(members ? { subscribers: members } : {}) });
+      continue;
+    }
+    const formatted: State = { ...formatSubscription(formatChannel(channel, context), sub, members) };
+    if (!request.capabilities.notification_settings_null) {
+      // Older clients expect booleans: a channel that inherits shows the user's own setting.
+      const inherit = {
+        desktop_notifications: settings.enable_stream_desktop_notifications,
+        audible_notifications: settings.enable_stream_audible_notifications,
+        push_notifications: settings.enable_stream_push_notifications,
+        email_notifications: settings.enable_stream_email_notifications,
+        wildcard_mentions_notify: settings.wildcard_mentions_notify,
+      };
+      for (const [key, value] of Object.entries(inherit)) if (formatted[key] === null) formatted[key] = value;
+    }
+    (sub.active ? subscribed : unsubscribed).push(formatted);
+  }
+  return { subscriptions: subscribed, unsubscribed, never_subscribed: never };
+}
+
+/** streams: every channel the user can see (archived ones for clients that can show them). */
+async function streamsState(db: Db, services: Services, realm: Realm, actor: Actor, request: StateRequest): Promise<State[]> {
+  const [channels, subs] = await Promise.all([listRealmChannels(db, realm.id), subscriptionsOfUser(db, actor.id)]);
+  const visible = channels
+    .filter((c) => request.capabilities.archived_channels || !c.is_archived)
+    .filter((c) => hasMetadataAccess(actor, channelFacts(c), subs.get(c.id)?.active === true))
+    .sort((a, b) => a.id - b.id);
+  const context = await channelContext(db, realm.id, visible.map((c) => c.id), services.now());
+  return visible.map((c) => ({ ...formatChannel(c, context) }));
+}
+
+function userSettingsState(user: User, request: StateRequest): State {
+  const settings = parseUserSettings(user.settings);
+  const state: State = {
+    user_settings: {
+      ...settings,
+      email_address_visibility: user.email_address_visibility,
+      timezone: user.timezone,
+      emojiset_choices: EMOJISET_CHOICES,
+      available_notification_sounds: NOTIFICATION_SOUNDS,
+    },
+  };
+  if (!request.capabilities.user_settings_object) {
+    // Clients from before the user_settings object read the settings at the top level.
+    for (const name of USER_SETTING_NAMES) if (legacyEventOf(name) !== null) state[name] = settings[name];
+    state.timezone = user.timezone;
+    state.emojiset_choices = EMOJISET_CHOICES;
+    state.available_notification_sounds = NOTIFICATION_SOUNDS;
+  }
+  return state;
+}
+
+/** Zulip's server_supported_permission_settings entry for one kind of object. */
+function supportedSettings(rules: Record<string, GroupSettingRule>, defaults: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(rules).map(([name, rule]) => [
+      name,
+      {
+        require_system_group: rule.requireSystemGroup,
+        allow_internet_group: rule.allowInternet,
+        allow_nobody_group: rule.allowNobody,
+        allow_everyone_group: rule.allowEveryone,
+        default_group_name: defaults[name],
+        default_for_system_groups: null,
+        allowed_system_groups: rule.allowedSystemGroups ?? [],
+      },
+    ]),
+  );
+}
+
+const SUPPORTED_PERMISSION_SETTINGS = {
+  realm: supportedSettings(REALM_GROUP_SETTING_RULES, REALM_GROUP_SETTING_DEFAULTS),
+  stream: supportedSettings(CHANNEL_GROUP_SETTING_RULES, { ...CHANNEL_GROUP_SETTING_DEFAULTS, can_administer_channel_group: "channel_creator" }),
+  group: supportedSettings(USER_GROUP_SETTING_RULES, USER_GROUP_SETTING_DEFAULTS),
+};

@@ -1,0 +1,139 @@
+import { registerQueue, type RegisterOptions } from "../actions/events.ts";
+import { ApiError, badRequest } from "../errors.ts";
+import { QUEUE_NARROW_IS_OPERANDS, QUEUE_NARROW_OPERATORS, type NarrowTerm } from "../events/filter.ts";
+import { CAPABILITY_NAMES, type CapabilityName } from "../events/notifier.ts";
+import { QueueError } from "../events/queues.ts";
+import { check, param, type Validator } from "../http/params.ts";
+import { defineRoute } from "../http/route.ts";
+
+function badQueue(error: unknown, queueId: string): never {
+  if (error instanceof QueueError) {
+    if (error.kind === "unknown") throw new ApiError(400, "BAD_EVENT_QUEUE_ID", error.message, { queue_id: queueId });
+    throw badRequest(error.message);
+  }
+  throw error;
+}
+
+/** Zulip's narrow for queues: [operator, operand] pairs, or {operator, operand, negated} objects. */
+const narrowTerms: Validator<NarrowTerm[]> = (value, name) => {
+  if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
+  return value.map((item, i) => {
+    const itemName = `${name}[${i}]`;
+    let term: NarrowTerm;
+    if (Array.isArray(item)) {
+      if (item.length !== 2) throw badRequest(`${itemName} should have exactly 2 items`);
+      term = { operator: check.string(item[0], `${itemName}[0]`), operand: check.string(item[1], `${itemName}[1]`), negated: false };
+    } else if (typeof item === "object" && item !== null) {
+      const { operator, operand, negated } = item as Record<string, unknown>;
+      term = {
+        operator: check.string(operator, `${itemName}["operator"]`),
+        operand: typeof operand === "number" ? check.int(operand, `${itemName}["operand"]`) : check.string(operand, `${itemName}["operand"]`),
+        negated: negated === undefined ? false : check.bool(negated, `${itemName}["negated"]`),
+      };
+    } else {
+      throw badRequest(`${itemName} is not a list`);
+    }
+    if (!(QUEUE_NARROW_OPERATORS as readonly string[]).includes(term.operator)) throw badRequest(`Invalid narrow operator: ${term.operator}`);
+    if (term.operator === "is" && !(QUEUE_NARROW_IS_OPERANDS as readonly string[]).includes(String(term.operand))) {
+      throw badRequest(`Invalid narrow operand: ${String(term.operand)}`);
+    }
+    return term;
+  });
+};
+
+/** client_capabilities: known keys are booleans; unknown ones are ignored, as Zulip does. */
+const capabilities: Validator<Record<CapabilityName, boolean>> = (value, name) => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw badRequest(`${name} is not a dict`);
+  const record = value as Record<string, unknown>;
+  const out = {} as Record<CapabilityName, boolean>;
+  for (const capability of CAPABILITY_NAMES) {
+    out[capability] = record[capability] === undefined ? false : check.bool(record[capability], `${name}["${capability}"]`);
+  }
+  return out;
+};
+
+const includeSubscribers: Validator<boolean | "partial"> = (value, name) => {
+  if (value === "partial") return "partial";
+  return check.bool(value, name);
+};
+
+export const eventsRoutes = [
+  defineRoute({
+    method: "POST",
+    path: "/register",
+    auth: "api",
+    params: {
+      event_types: param.json(check.nullable(check.list(check.string))),
+      fetch_event_types: param.json(check.nullable(check.list(check.string))),
+      narrow: param.json(narrowTerms).default([]),
+      all_public_streams: param.bool().default(false),
+      client_capabilities: param.json(capabilities),
+      apply_markdown: param.bool().default(false),
+      client_gravatar: param.bool().default(true),
+      slim_presence: param.bool().default(false),
+      include_subscribers: param.jsonOrString(includeSubscribers).default(false),
+      presence_history_limit_days: param.int(),
+      queue_lifespan_secs: param.int().default(0),
+    },
+    handler: async (request, p) => {
+      const options: RegisterOptions = {
+        eventTypes: p.event_types ?? null,
+        fetchEventTypes: p.fetch_event_types ?? p.event_types ?? null,
+        narrow: p.narrow,
+        allPublicStreams: p.all_public_streams,
+        capabilities: p.client_capabilities ?? capabilities({}, "client_capabilities"),
+        applyMarkdown: p.apply_markdown,
+        clientGravatar: p.client_gravatar,
+        slimPresence: p.slim_presence,
+        includeSubscribers: p.include_subscribers,
+        lifespanSecs: p.queue_lifespan_secs,
+      };
+      return registerQueue(request.services, request.realm, request.user, options);
+    },
+  }),
+  defineRoute({
+    method: "GET",
+    path: "/events",
+    auth: "api",
+    params: {
+      queue_id: param.string(),
+      last_event_id: param.int(),
+      dont_block: param.bool().default(false),
+    },
+    handler: async (request, { queue_id, last_event_id, dont_block }) => {
+      // Zulip reports these two as plain errors (its view declares them optional).
+      if (queue_id === undefined) throw badRequest("Missing 'queue_id' argument");
+      if (last_event_id === undefined) throw badRequest("Missing 'last_event_id' argument");
+      const { queues } = request.services;
+      let poll;
+      try {
+        poll = queues.poll(queues.get(queue_id, request.user.id), last_event_id, dont_block);
+      } catch (error) {
+        badQueue(error, queue_id);
+      }
+      // A client that hangs up mid-poll frees the queue for its next poll.
+      const socket = request.http.raw.socket;
+      const hangUp = () => poll.cancel();
+      socket.once("close", hangUp);
+      try {
+        return { events: await poll.events, queue_id };
+      } finally {
+        socket.off("close", hangUp);
+      }
+    },
+  }),
+  defineRoute({
+    method: "DELETE",
+    path: "/events",
+    auth: "api",
+    params: { queue_id: param.string().required() },
+    handler: async (request, { queue_id }) => {
+      const { queues } = request.services;
+      try {
+        queues.delete(queues.get(queue_id, request.user.id));
+      } catch (error) {
+        badQueue(error, queue_id);
+      }
+    },
+  }),
+];
