@@ -12,6 +12,8 @@ import { authRoutes } from "./routes/auth.ts";
 import { channelFoldersRoutes } from "./routes/channel-folders.ts";
 import { channelsRoutes } from "./routes/channels.ts";
 import { eventsRoutes } from "./routes/events.ts";
+import { typingRoutes } from "./routes/typing.ts";
+import { realmRoutes } from "./routes/realm.ts";
 import { subscriptionsRoutes } from "./routes/subscriptions.ts";
 import { userGroupsRoutes } from "./routes/user-groups.ts";
 import { serverSettingsRoutes } from "./routes/server-settings.ts";
@@ -29,6 +31,8 @@ export const API_ROUTES: readonly Route[] = [
   ...channelsRoutes,
   ...subscriptionsRoutes,
   ...eventsRoutes,
+  ...typingRoutes,
+  ...realmRoutes,
 ];
 
 function bodyTooLarge(): Error {

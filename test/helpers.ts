@@ -60,6 +60,15 @@ export interface TestApp {
   activeUserIds(): Promise<number[]>;
   /** System group IDs by name (role:nobody, role:everyone, …). */
   systemGroupIds(): Promise<Record<string, number>>;
+  /** POST /register for `user` (asserting success); returns the reply body (queue_id, state…). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  register(user: TestUser, params?: Params): Promise<any>;
+  /**
+   * GET /events with dont_block: the events a queue holds after `lastEventId`
+   * (default -1: all), heartbeats excluded. Asserts success.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  queuedEvents(user: TestUser, queueId: string, lastEventId?: number): Promise<any[]>;
   close(): Promise<void>;
 }
 
@@ -218,6 +227,12 @@ async function populate(config: Config, storage: Storage, cleanup: () => Promise
         .where("is_system_group", "=", true)
         .execute();
       return Object.fromEntries(rows.map((r) => [r.name, r.id]));
+    },
+    register: async (user, params = {}) => assertSuccess(await request(baseUrl, user, "POST", "/register", params, {})),
+    queuedEvents: async (user, queueId, lastEventId = -1) => {
+      const reply = assertSuccess(await request(baseUrl, user, "GET", "/events", { queue_id: queueId, last_event_id: lastEventId, dont_block: true }, {}));
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      return reply.events.filter((e: any) => e.type !== "heartbeat");
     },
     close: async () => {
       if (!server) return;

@@ -236,10 +236,17 @@ export async function updateChannel(services: Services, realm: Realm, user: User
     // Events carry the name the channel had before this change (a rename's own event included).
     for (const e of events) pending.add(realm.id, streamUpdate(channel, e.property, e.value, e.extra), stayed);
     if (newName !== undefined) pending.add(realm.id, streamUpdate(channel, "name", newName), stayed);
-    if (unarchive) pending.add(realm.id, streamUpdate(updated, "is_archived", false), stayed);
+    if (unarchive) {
+      // Clients that cannot show archived channels had dropped it: for them it is created anew.
+      pending.add(realm.id, streamUpdate(updated, "is_archived", false), stayed, SHOWS_ARCHIVED);
+      pending.add(realm.id, { type: "stream", op: "create", streams: [formatChannel(updated, context)], for_unarchiving: true }, stayed, { ...SHOWS_ARCHIVED, present: false });
+    }
     if (defaultChange !== undefined) await defaultChannelsEvent(trx, realm, pending);
   });
 }
+
+/** Clients registered with archived_channels keep archived channels; others are told they are gone. */
+const SHOWS_ARCHIVED = { name: "archived_channels", present: true } as const;
 
 /** DELETE /streams/{stream_id}: archive. Subscriptions stay; the channel stops being a default. */
 export async function archiveChannel(services: Services, realm: Realm, user: User, channelId: number): Promise<void> {
@@ -249,7 +256,8 @@ export async function archiveChannel(services: Services, realm: Realm, user: Use
     const audience = await usersWithMetadataAccess(trx, realm.id, channel);
     await trx.updateTable("channels").set({ is_archived: true }).where("id", "=", channel.id).execute();
     const wasDefault = await trx.deleteFrom("default_channels").where("realm_id", "=", realm.id).where("channel_id", "=", channel.id).executeTakeFirst();
-    pending.add(realm.id, streamUpdate(channel, "is_archived", true), audience);
+    pending.add(realm.id, streamUpdate(channel, "is_archived", true), audience, SHOWS_ARCHIVED);
+    pending.add(realm.id, { type: "stream", op: "delete", streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: true }, audience, { ...SHOWS_ARCHIVED, present: false });
     if (Number(wasDefault.numDeletedRows) > 0) await defaultChannelsEvent(trx, realm, pending);
   });
 }

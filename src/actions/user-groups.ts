@@ -370,7 +370,7 @@ export async function updateUserGroup(services: Services, realm: Realm, user: Us
     USER_GROUP_SETTING_NAMES.every((s) => input.settings[s] === undefined);
   if (nothing) throw badRequest("No new data supplied");
 
-  await inTransaction(services, realm, async (trx, events) => {
+  await inTransaction(services, realm, async (trx, events, pending) => {
     const freshRealm = await currentRealm(trx, realm.id);
     const actor = await actorIn(trx, user);
     let group = await groupForUpdate(trx, freshRealm, actor, groupId, "can_manage_group", true);
@@ -395,8 +395,9 @@ export async function updateUserGroup(services: Services, realm: Realm, user: Us
     }
     if (input.deactivated === false && group.deactivated) {
       await trx.updateTable("user_groups").set({ deactivated: false }).where("id", "=", group.id).execute();
-      events.push(updateEvent(group.id, { deactivated: false }));
-      events.push({ type: "user_group", op: "add", group: addEventGroup(await groupObject(trx, realm.id, group.id)) });
+      const recipients = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
+      pending.add(realm.id, updateEvent(group.id, { deactivated: false }), recipients, LISTS_DEACTIVATED);
+      pending.add(realm.id, { type: "user_group", op: "add", group: addEventGroup(await groupObject(trx, realm.id, group.id)) }, recipients, { ...LISTS_DEACTIVATED, present: false });
     }
 
     const changes = USER_GROUP_SETTING_NAMES.filter((s) => input.settings[s] !== undefined);
@@ -487,9 +488,12 @@ async function objectionsToDeactivating(trx: Trx, realm: Realm, groupId: number)
   return objections;
 }
 
+/** Clients registered with include_deactivated_groups keep deactivated groups in their lists. */
+const LISTS_DEACTIVATED = { name: "include_deactivated_groups", present: true } as const;
+
 /** POST /user_groups/{id}/deactivate. */
 export async function deactivateUserGroup(services: Services, realm: Realm, user: User, groupId: number): Promise<void> {
-  await inTransaction(services, realm, async (trx, events) => {
+  await inTransaction(services, realm, async (trx, _events, pending) => {
     const freshRealm = await currentRealm(trx, realm.id);
     const actor = await actorIn(trx, user);
     const group = await groupForUpdate(trx, freshRealm, actor, groupId, "can_manage_group", false);
@@ -498,8 +502,10 @@ export async function deactivateUserGroup(services: Services, realm: Realm, user
       throw new ApiError(400, "CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.", { objections });
     }
     await trx.updateTable("user_groups").set({ deactivated: true }).where("id", "=", group.id).execute();
-    events.push(updateEvent(group.id, { deactivated: true }));
-    events.push({ type: "user_group", op: "remove", group_id: group.id });
+    // Clients that list deactivated groups hear of the change; the others see the group go.
+    const recipients = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
+    pending.add(realm.id, updateEvent(group.id, { deactivated: true }), recipients, LISTS_DEACTIVATED);
+    pending.add(realm.id, { type: "user_group", op: "remove", group_id: group.id }, recipients, { ...LISTS_DEACTIVATED, present: false });
   });
 }
 

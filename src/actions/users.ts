@@ -90,6 +90,8 @@ export async function insertUser(trx: Db, services: Services, realm: Realm, inpu
       avatar_version: 1,
       email_address_visibility: visibility,
       date_joined: now,
+      // The organization's defaults, fixed at sign-up as in Zulip.
+      settings: JSON.stringify(settings.user_settings_defaults),
     })
     .returning("id")
     .executeTakeFirstOrThrow();

@@ -127,6 +127,22 @@ export function canUnsubscribeOthers(actor: Actor, channel: ChannelFacts, subscr
   return basicAccess && hasPermission(channel.settings.can_remove_subscribers_group, CHANNEL_GROUP_SETTING_RULES.can_remove_subscribers_group, actor);
 }
 
+/**
+ * May the actor post in the channel (Zulip's access_stream_for_send_message)?
+ * Throws the error Zulip gives. A bot that is not in can_send_message_group
+ * may still post when its owner is (`owner`).
+ */
+export function checkCanPost(actor: Actor, channel: ChannelFacts & { name: string; is_archived: boolean }, subscribed: boolean, owner?: Actor): void {
+  const rule = CHANNEL_GROUP_SETTING_RULES.can_send_message_group;
+  const value = channel.settings.can_send_message_group;
+  if (!hasPermission(value, rule, actor) && !(owner && hasPermission(value, rule, owner))) {
+    throw badRequest("You do not have permission to post in this channel.");
+  }
+  const notAuthorized = badRequest(`Not authorized to send to channel '${channel.name}'`);
+  if (channel.is_archived) throw notAuthorized;
+  if (!hasContentAccess(actor, channel, subscribed)) throw notAuthorized;
+}
+
 export interface NewChannelKind {
   inviteOnly: boolean;
   isWebPublic: boolean;

@@ -4,6 +4,7 @@
 import { badRequest } from "../errors.ts";
 import { DEFAULT_RULE, type GroupSettingRule, type GroupSettingValue } from "./group-settings.ts";
 import { SystemGroup, type SystemGroupName } from "./system-groups.ts";
+import type { UserSettings } from "./user-settings.ts";
 import { EmailVisibility } from "./users.ts";
 
 
@@ -18,7 +19,7 @@ export const REALM_SETTING_DEFAULTS = {
   message_content_delete_limit_seconds: 600 as number | null,
   move_messages_within_stream_limit_seconds: 604800 as number | null,
   move_messages_between_streams_limit_seconds: 604800 as number | null,
-  message_edit_history_visibility_policy: "all" as "all" | "moves_only" | "none",
+  message_edit_history_visibility_policy: "all" as "all" | "moves" | "none",
   allow_edit_history: true,
   topics_policy: "allow_empty_topic" as "allow_empty_topic" | "disable_empty_topic",
   mandatory_topics: false,
@@ -58,7 +59,23 @@ export const REALM_SETTING_DEFAULTS = {
   default_email_address_visibility: EmailVisibility.ADMINS as number,
   /** Which login methods the organization accepts. */
   authentication_methods: { Email: true, Dev: true } as Record<string, boolean>,
+  /** Personal settings new users start with, where they differ from Zulip's defaults (RealmUserDefault). */
+  user_settings_defaults: {} as Partial<UserSettings>,
 };
+
+/** Settings only organization owners may change (Zulip's update_realm checks). */
+export const OWNER_ONLY_REALM_SETTINGS: ReadonlySet<string> = new Set([
+  "invite_required",
+  "emails_restricted_to_domains",
+  "disallow_disposable_email_addresses",
+  "waiting_period_threshold",
+  "message_retention_days",
+  "create_multiuse_invite_group",
+  "can_create_groups",
+  "can_invite_users_group",
+  "can_manage_all_groups",
+  "can_manage_billing_group",
+]);
 
 export type PlainRealmSettings = typeof REALM_SETTING_DEFAULTS;
 

@@ -64,7 +64,7 @@ const CUSTOM_PROFILE_FIELD_TYPES = {
 };
 
 /** Plain settings clients read as realm_<name>; the rest are internal or reported differently. */
-const INTERNAL_REALM_SETTINGS = new Set(["default_email_address_visibility", "authentication_methods"]);
+const INTERNAL_REALM_SETTINGS = new Set(["default_email_address_visibility", "authentication_methods", "user_settings_defaults"]);
 
 export async function initialState(db: Db, services: Services, realm: Realm, user: User, actor: Actor, request: StateRequest): Promise<State> {
   const state: State = {};
@@ -98,6 +98,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("realm_user_settings_defaults")) {
     state.realm_user_settings_defaults = {
       ...USER_SETTING_DEFAULTS,
+      ...settings.user_settings_defaults,
       email_address_visibility: settings.default_email_address_visibility,
       emojiset_choices: EMOJISET_CHOICES,
       available_notification_sounds: NOTIFICATION_SOUNDS,

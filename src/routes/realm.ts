@@ -1,0 +1,126 @@
+import { REALM_CHANNEL_SETTINGS, updateRealmSettings, updateUserSettingsDefaults, type PlainRealmChange } from "../actions/realm-settings.ts";
+import { REALM_GROUP_SETTING_DEFAULTS, type RealmGroupSettingName } from "../domain/realm-settings.ts";
+import { isStringSetting, LANGUAGES, USER_SETTING_NAMES, type UserSettingName } from "../domain/user-settings.ts";
+import { ApiError, badRequest } from "../errors.ts";
+import { check, param, type Param, type Validator } from "../http/params.ts";
+import { defineRoute } from "../http/route.ts";
+
+/** Zulip's parse_message_time_limit_setting: "unlimited" (null) or a positive number of seconds. */
+const timeLimit: Validator<number | null> = (value, name) => {
+  if (value === "unlimited") return null;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
+  throw new ApiError(400, "REQUEST_VARIABLE_INVALID", `Bad value for '${name}': ${typeof value === "string" ? value : JSON.stringify(value)}`, { var_name: name, bad_value: value });
+};
+
+/** "unlimited" (stored as -1) or a positive number of days. */
+const retentionDays: Validator<number> = (value, name) => {
+  if (value === "unlimited") return -1;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
+  throw new ApiError(400, "REQUEST_VARIABLE_INVALID", `Bad value for '${name}': ${String(value)}`, { var_name: name, bad_value: value });
+};
+
+const nonNegativeInt: Validator<number> = (value, name) => {
+  const n = check.int(value, name);
+  if (n < 0) throw badRequest(`${name} is too small`);
+  return n;
+};
+
+const intIn = (allowed: readonly number[]): Validator<number> => (value, name) => {
+  const n = check.int(value, name);
+  if (!allowed.includes(n)) throw badRequest(`Invalid ${name}`);
+  return n;
+};
+
+const BOOLEAN_SETTINGS = [
+  "allow_message_editing",
+  "emails_restricted_to_domains",
+  "disallow_disposable_email_addresses",
+  "invite_required",
+  "require_unique_names",
+  "name_changes_disabled",
+  "email_changes_disabled",
+  "avatar_changes_disabled",
+  "inline_image_preview",
+  "inline_url_embed_preview",
+  "send_welcome_emails",
+  "digest_emails_enabled",
+  "message_content_allowed_in_email_notifications",
+  "enable_spectator_access",
+  "want_advertise_in_communities_directory",
+  "enable_read_receipts",
+  "enable_guest_user_dm_warning",
+  "enable_guest_user_indicator",
+] as const;
+
+const TIME_LIMIT_SETTINGS = [
+  "message_content_edit_limit_seconds",
+  "message_content_delete_limit_seconds",
+  "move_messages_within_stream_limit_seconds",
+  "move_messages_between_streams_limit_seconds",
+] as const;
+
+/** Zulip's OrgTypeEnum values. */
+const ORG_TYPES = [0, 10, 20, 30, 35, 40, 50, 60, 70, 80, 90, 100, 1000];
+
+const plainParams = {
+  ...Object.fromEntries(BOOLEAN_SETTINGS.map((name) => [name, param.bool()])),
+  ...Object.fromEntries(TIME_LIMIT_SETTINGS.map((name) => [name, param.jsonOrString(timeLimit)])),
+  ...Object.fromEntries(REALM_CHANNEL_SETTINGS.map((name) => [name, param.json(check.int)])),
+  message_edit_history_visibility_policy: param.choice(["all", "moves", "none"] as const),
+  topics_policy: param.choice(["allow_empty_topic", "disable_empty_topic"] as const),
+  waiting_period_threshold: param.json(nonNegativeInt),
+  message_retention_days: param.jsonOrString(retentionDays),
+  digest_weekday: param.json(intIn([0, 1, 2, 3, 4, 5, 6])),
+  video_chat_provider: param.json((value, name) => {
+    const n = check.int(value, name);
+    if (n !== 0 && n !== 1) throw badRequest(`Invalid video_chat_provider ${n}`);
+    return n;
+  }),
+  org_type: param.json(intIn(ORG_TYPES)),
+  default_language: param.string(),
+  default_code_block_language: param.string(),
+  welcome_message_custom_text: param.string(),
+} as Record<string, Param<unknown>>;
+
+const groupParams = Object.fromEntries(
+  Object.keys(REALM_GROUP_SETTING_DEFAULTS).map((name) => [name, param.json(check.groupSettingChange)]),
+) as Record<RealmGroupSettingName, Param<{ new: number | { direct_members: number[]; direct_subgroups: number[] }; old?: number | { direct_members: number[]; direct_subgroups: number[] } }>>;
+
+const userDefaultParams = Object.fromEntries(
+  USER_SETTING_NAMES.map((name) => [name, isStringSetting(name) ? param.string() : param.json((value) => value)]),
+) as Record<UserSettingName, Param<unknown>>;
+
+export const realmRoutes = [
+  defineRoute({
+    method: "PATCH",
+    path: "/realm",
+    auth: "api",
+    params: { name: param.string(), description: param.string(), ...plainParams, ...groupParams },
+    handler: async (request, all) => {
+      const { name, description } = all as { name?: string; description?: string };
+      const plain: Record<string, unknown> = {};
+      for (const key of Object.keys(plainParams)) if ((all as Record<string, unknown>)[key] !== undefined) plain[key] = (all as Record<string, unknown>)[key];
+      if (typeof plain.default_language === "string" && !(plain.default_language in LANGUAGES)) throw badRequest(`Invalid language '${plain.default_language}'`);
+      if (typeof plain.welcome_message_custom_text === "string" && plain.welcome_message_custom_text.length > 8000) {
+        throw badRequest("welcome_message_custom_text is too long (limit: 8000 characters)");
+      }
+      const groups: Record<string, unknown> = {};
+      for (const key of Object.keys(groupParams)) if ((all as Record<string, unknown>)[key] !== undefined) groups[key] = (all as Record<string, unknown>)[key];
+      return updateRealmSettings(request.services, request.realm, request.user, {
+        name,
+        description,
+        plain: plain as PlainRealmChange,
+        groups: groups as Parameters<typeof updateRealmSettings>[3]["groups"],
+      });
+    },
+  }),
+  defineRoute({
+    method: "PATCH",
+    path: "/realm/user_settings_defaults",
+    auth: "api",
+    params: { ...userDefaultParams, email_address_visibility: param.json(check.int) },
+    handler: async (request, changes) => {
+      await updateUserSettingsDefaults(request.services, request.realm, request.user, changes);
+    },
+  }),
+];
