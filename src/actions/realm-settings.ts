@@ -6,6 +6,7 @@ import { canonicalGroupSetting, checkGroupSetting, encodeGroupSetting, sameGroup
 import {
   checkRealmName,
   MAX_REALM_DESCRIPTION_LENGTH,
+  MAX_REALM_NAME_LENGTH,
   OWNER_ONLY_REALM_SETTINGS,
   parseRealmSettings,
   REALM_GROUP_SETTING_RULES,
@@ -52,6 +53,7 @@ export async function updateRealmSettings(services: Services, realm: Realm, acto
   if (!isAdmin(actor.role)) throw mustBeAdmin();
   const asked = [...Object.keys(change.plain), ...Object.keys(change.groups)];
   if (!isOwner(actor.role) && asked.some((name) => OWNER_ONLY_REALM_SETTINGS.has(name))) throw mustBeOwner();
+  if (change.name !== undefined && change.name.length > MAX_REALM_NAME_LENGTH) throw badRequest(`name is too long (limit: ${MAX_REALM_NAME_LENGTH} characters)`);
   const name = change.name !== undefined ? checkRealmName(change.name) : undefined;
   if (change.description !== undefined && change.description.length > MAX_REALM_DESCRIPTION_LENGTH) {
     throw badRequest(`description is too long (limit: ${MAX_REALM_DESCRIPTION_LENGTH} characters)`);

@@ -55,7 +55,9 @@ export async function sendTypingNotification(services: Services, realm: Realm, s
   if (!channel) throw badRequest("Invalid channel ID");
   const actor = await actorFor(db, sender);
   const subscribed = (await subscriptionRows(db, [sender.id], [channel.id]))[0]?.active === true;
-  const owner = sender.is_bot && sender.bot_owner_id !== null ? await actorFor(db, { id: sender.bot_owner_id, role: (await db.selectFrom("users").select("role").where("id", "=", sender.bot_owner_id).executeTakeFirstOrThrow()).role }) : undefined;
+  // A bot may post where its owner may.
+  const ownerRow = sender.is_bot && sender.bot_owner_id !== null ? await db.selectFrom("users").select(["id", "role"]).where("id", "=", sender.bot_owner_id).executeTakeFirst() : undefined;
+  const owner = ownerRow ? await actorFor(db, ownerRow) : undefined;
   checkCanPost(actor, { ...channelFacts(channel), name: channel.name }, subscribed, owner);
 
   const subscribers = await db
