@@ -32,7 +32,8 @@ export interface RegisterOptions {
 export async function registerQueue(services: Services, realm: Realm, user: User, options: RegisterOptions): Promise<Record<string, unknown>> {
   // Guests cannot read every public channel, so they cannot ask for all of their messages.
   if (options.allPublicStreams && isGuest(user.role)) throw badRequest("User not authorized for this query");
-  const wanted = options.fetchEventTypes ? new Set(options.fetchEventTypes) : null;
+  const fetchTypes = options.fetchEventTypes ?? options.eventTypes;
+  const wanted = fetchTypes ? new Set(fetchTypes) : null;
   return services.storage.db.transaction().execute(async (trx) => {
     await shareRealmLock(trx, services.storage.dialect, realm.id);
     const current = await trx.selectFrom("users").selectAll().where("id", "=", user.id).executeTakeFirstOrThrow();
@@ -50,6 +51,7 @@ export async function registerQueue(services: Services, realm: Realm, user: User
     try {
       const state = await initialState(trx, services, realm, current, await actorFor(trx, current), {
         wants: (type) => wanted === null || wanted.has(type),
+        wantsAll: wanted === null,
         capabilities: options.capabilities,
         includeSubscribers: options.includeSubscribers,
         slimPresence: options.slimPresence || options.capabilities.simplified_presence_events,

@@ -64,18 +64,19 @@ export async function updateRealmSettings(services: Services, realm: Realm, acto
     const settings = parseRealmSettings(current.settings);
     const stored = JSON.parse(current.settings) as Partial<RealmSettings>;
     const response: Record<string, unknown> = {};
-    const events: { property: string; value: unknown; dict: boolean }[] = [];
+    // Each event: a plain update of one property, or update_dict data (several keys that change together).
+    const events: ({ property: string; value: unknown } | { data: Record<string, unknown> })[] = [];
     const rowUpdates: { name?: string; description?: string } = {};
 
     if (name !== undefined && name !== current.name) {
       rowUpdates.name = name;
       response.name = "updated";
-      events.push({ property: "name", value: name, dict: false });
+      events.push({ property: "name", value: name });
     }
     if (change.description !== undefined && change.description !== current.description) {
       rowUpdates.description = change.description;
       response.description = "updated";
-      events.push({ property: "description", value: change.description, dict: false });
+      events.push({ property: "description", value: change.description });
     }
 
     for (const [key, value] of Object.entries(change.plain) as [keyof PlainRealmChange, unknown][]) {
@@ -84,12 +85,9 @@ export async function updateRealmSettings(services: Services, realm: Realm, acto
       if (settings[key] === value && key !== "org_type") continue;
       (stored as Record<string, unknown>)[key] = value;
       response[key] = typeof value === "string" ? "updated" : value;
-      if (key === "topics_policy") {
-        events.push({ property: "topics_policy", value, dict: true });
-        events.push({ property: "mandatory_topics", value: value === "disable_empty_topic", dict: true });
-      } else {
-        events.push({ property: key, value, dict: UPDATE_DICT_SETTINGS.has(key) });
-      }
+      if (key === "topics_policy") events.push({ data: { topics_policy: value, mandatory_topics: value === "disable_empty_topic" } });
+      else if (UPDATE_DICT_SETTINGS.has(key)) events.push({ data: { [key]: value } });
+      else events.push({ property: key, value });
     }
 
     const groupChanges = Object.entries(change.groups) as [RealmGroupSettingName, { new: GroupSettingValue; old?: GroupSettingValue }][];
@@ -114,7 +112,7 @@ export async function updateRealmSettings(services: Services, realm: Realm, acto
         if (sameGroupSetting(value, currentValue)) continue;
         (stored as Record<string, unknown>)[setting] = value;
         response[setting] = value;
-        events.push({ property: setting, value, dict: true });
+        events.push({ data: { [setting]: value } });
       }
     }
 
@@ -125,9 +123,7 @@ export async function updateRealmSettings(services: Services, realm: Realm, acto
     for (const e of events) {
       pending.add(
         realm.id,
-        e.dict
-          ? { type: "realm", op: "update_dict", property: "default", data: { [e.property]: e.value } }
-          : { type: "realm", op: "update", property: e.property, value: e.value },
+        "data" in e ? { type: "realm", op: "update_dict", property: "default", data: e.data } : { type: "realm", op: "update", property: e.property, value: e.value },
         everyone,
       );
     }

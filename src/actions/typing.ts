@@ -1,6 +1,6 @@
 // POST /typing: tells a conversation's other participants that someone is
 // composing. The server keeps no typing state; it only fans the event out.
-import { checkCanPost } from "../domain/channels.ts";
+import { checkCanPost, hasContentAccess } from "../domain/channels.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
 import { badRequest } from "../errors.ts";
@@ -55,6 +55,8 @@ export async function sendTypingNotification(services: Services, realm: Realm, s
   if (!channel) throw badRequest("Invalid channel ID");
   const actor = await actorFor(db, sender);
   const subscribed = (await subscriptionRows(db, [sender.id], [channel.id]))[0]?.active === true;
+  // Zulip's access_stream_by_id_for_message: channels one cannot read look unknown, whatever else holds.
+  if (channel.is_archived || !hasContentAccess(actor, channelFacts(channel), subscribed)) throw badRequest("Invalid channel ID");
   // A bot may post where its owner may.
   const ownerRow = sender.is_bot && sender.bot_owner_id !== null ? await db.selectFrom("users").select(["id", "role"]).where("id", "=", sender.bot_owner_id).executeTakeFirst() : undefined;
   const owner = ownerRow ? await actorFor(db, ownerRow) : undefined;

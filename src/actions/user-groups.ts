@@ -102,12 +102,16 @@ async function inTransaction<T>(
   return inRealmTransaction(services, realm.id, async (trx, pending) => {
     const events: ClientEvent[] = [];
     const result = await work(trx, events, pending);
-    if (events.length > 0) {
-      const recipients = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
-      for (const event of events) pending.add(realm.id, event, recipients);
-    }
+    await flushGroupEvents(trx, realm, events, pending);
     return result;
   });
+}
+
+/** Queues the group events gathered so far (to every active user), emptying the list. */
+async function flushGroupEvents(trx: Trx, realm: Realm, events: ClientEvent[], pending: PendingEvents): Promise<void> {
+  if (events.length === 0) return;
+  const recipients = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
+  for (const event of events.splice(0)) pending.add(realm.id, event, recipients);
 }
 
 /** The realm row as this transaction sees it (settings may have changed since the request began). */
@@ -623,6 +627,8 @@ export async function updateGroupMembership(services: Services, realm: Realm, us
     if (nonEmpty(changes.delete)) await removeMembers(trx, freshRealm, user, groupId, changes.delete, events);
     if (nonEmpty(changes.add_subgroups)) await addSubgroups(trx, freshRealm, user, groupId, changes.add_subgroups, events);
     if (nonEmpty(changes.delete_subgroups)) await removeSubgroups(trx, freshRealm, user, groupId, changes.delete_subgroups, events);
+    // Clients hear of the membership first, then of the channels it opens or closes (Zulip's order).
+    await flushGroupEvents(trx, freshRealm, events, pending);
     await announceAudienceChanges(trx, freshRealm, audiences, services.now(), pending);
   });
 }
@@ -642,6 +648,7 @@ export async function updateGroupSubgroups(
     const audiences = await metadataAudiences(trx, realm.id);
     if (nonEmpty(changes.add)) await addSubgroups(trx, freshRealm, user, groupId, changes.add, events);
     if (nonEmpty(changes.delete)) await removeSubgroups(trx, freshRealm, user, groupId, changes.delete, events);
+    await flushGroupEvents(trx, freshRealm, events, pending);
     await announceAudienceChanges(trx, freshRealm, audiences, services.now(), pending);
   });
 }

@@ -35,7 +35,7 @@ import type { Database, Realm, User, UserUpdate } from "../storage/schema.ts";
 import { generateApiKey, hashPassword, verifyPassword } from "./credentials.ts";
 import { announceAudienceChanges } from "./channels.ts";
 import { subscribeToDefaultChannels } from "./subscriptions.ts";
-import { metadataAudiences } from "../queries/channels.ts";
+import { getChannel, metadataAudiences, usersWithMetadataAccess } from "../queries/channels.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -179,6 +179,10 @@ export async function createUser(services: Services, realm: Realm, actor: User |
         botOwnerId: input.isBot ? (input.botOwnerId ?? actor?.id ?? null) : null,
       });
       await queueForRealmUsers(trx, services, pending, realm.id, user, (person) => ({ type: "realm_user", op: "add", person }));
+      // Then the system groups the account joined, so clients' member lists stay true.
+      const everyone = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
+      const groups = await trx.selectFrom("user_group_members").select("group_id").where("user_id", "=", user.id).orderBy("group_id").execute();
+      for (const { group_id } of groups) pending.add(realm.id, { type: "user_group", op: "add_members", group_id, user_ids: [user.id] }, everyone);
       await subscribeToDefaultChannels(trx, services, realm, user, pending);
       return user;
     });
@@ -269,7 +273,33 @@ async function deactivateWithBots(trx: Trx, pending: PendingEvents, realm: Realm
     .where("is_active", "=", true)
     .execute();
   if (owned.length > 0) await trx.updateTable("users").set({ is_active: false }).where("id", "in", owned.map((b) => b.id)).execute();
-  for (const id of [user.id, ...owned.map((b) => b.id)]) await queueUserUpdate(trx, pending, realm.id, { user_id: id, is_active: false });
+  const ids = [user.id, ...owned.map((b) => b.id)];
+  for (const id of ids) await queueUserUpdate(trx, pending, realm.id, { user_id: id, is_active: false });
+  await queueSubscriberChanges(trx, pending, realm, ids, "peer_remove");
+}
+
+/**
+ * After accounts were deactivated or reactivated: their channels' observers
+ * hear that they left or rejoined the subscriber lists (deactivated users are
+ * not listed as subscribers).
+ */
+async function queueSubscriberChanges(trx: Trx, pending: PendingEvents, realm: Realm, userIds: number[], op: "peer_add" | "peer_remove"): Promise<void> {
+  const subs = await trx
+    .selectFrom("subscriptions")
+    .innerJoin("channels", "channels.id", "subscriptions.channel_id")
+    .select(["subscriptions.channel_id", "subscriptions.user_id"])
+    .where("subscriptions.user_id", "in", userIds)
+    .where("subscriptions.active", "=", true)
+    .where("channels.realm_id", "=", realm.id)
+    .orderBy("subscriptions.channel_id")
+    .execute();
+  const byChannel = new Map<number, number[]>();
+  for (const s of subs) byChannel.set(s.channel_id, [...(byChannel.get(s.channel_id) ?? []), s.user_id]);
+  for (const [channelId, members] of byChannel) {
+    const channel = (await getChannel(trx, realm.id, channelId))!;
+    const audience = (await usersWithMetadataAccess(trx, realm.id, channel)).filter((id) => !members.includes(id));
+    pending.add(realm.id, { type: "subscription", op, stream_ids: [channelId], user_ids: members }, audience);
+  }
 }
 
 /** DELETE /users/{user_id}. */
@@ -310,6 +340,7 @@ export async function reactivateUser(services: Services, realm: Realm, actor: Us
     await trx.updateTable("users").set({ is_active: true }).where("id", "=", target.id).execute();
     // Queued after the write, so the reactivated user is among the recipients.
     await queueUserUpdate(trx, pending, realm.id, { user_id: target.id, is_active: true });
+    await queueSubscriberChanges(trx, pending, realm, [target.id], "peer_add");
   });
 }
 

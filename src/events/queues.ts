@@ -155,6 +155,8 @@ export class EventQueues {
     if (lastEventId !== undefined) {
       if (lastEventId < queue.newestPrunedId) throw new QueueError("pruned", `An event newer than ${lastEventId} has already been pruned!`);
       queue.prune(lastEventId);
+      // Acknowledging an ID the queue never handed out would silently drop events.
+      if (lastEventId !== queue.newestPrunedId) throw new QueueError("pruned", `Event ${lastEventId} was not in this queue`);
     }
     queue.lastPolledAt = this.clock();
     // A client has one poll at a time; a newer one replaces an older, which ends empty.

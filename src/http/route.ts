@@ -4,7 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { authenticateApiKey, type Authenticated } from "../actions/auth.ts";
 import type { Services } from "../services.ts";
-import { unauthorized } from "../errors.ts";
+import { isAdmin } from "../domain/roles.ts";
+import { mustBeAdmin, unauthorized } from "../errors.ts";
 import { collectRawParams, parseParams, type ParamShape, type ParamsOf } from "./params.ts";
 
 export const API_PREFIX = "/api/v1";
@@ -30,6 +31,8 @@ interface RouteSpecBase<S extends ParamShape> {
 
 export interface AuthedRouteSpec<S extends ParamShape> extends RouteSpecBase<S> {
   auth: "api";
+  /** Zulip's @require_realm_admin: checked before any parameter is parsed. */
+  adminOnly?: boolean;
   handler(request: ApiRequest, params: ParamsOf<S>): Promise<ReplyData | void>;
 }
 
@@ -115,6 +118,7 @@ export function registerRoutes(app: FastifyInstance, services: Services, methods
         : {}),
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const authed = authenticated.get(request);
+        if (route.auth === "api" && route.adminOnly && !isAdmin(authed!.user.role)) throw mustBeAdmin();
         const raw = collectRawParams(request.query, request.body, request.headers["content-type"]?.startsWith("application/json") ?? false);
         Object.assign(raw, request.params as Record<string, string>);
         const { values, ignored } = parseParams(route.params, raw, pathNames);

@@ -35,6 +35,8 @@ type State = Record<string, unknown>;
 export interface StateRequest {
   /** Whether a section was asked for (fetch_event_types, else event_types, else everything). */
   wants(type: string): boolean;
+  /** No list of types was given: every section. */
+  wantsAll: boolean;
   capabilities: Readonly<Record<CapabilityName, boolean>>;
   includeSubscribers: boolean | "partial";
   slimPresence: boolean;
@@ -83,7 +85,8 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("navigation_views")) state.navigation_views = [];
   if (wants("scheduled_messages")) state.scheduled_messages = [];
   if (wants("reminders")) state.reminders = [];
-  if (wants("muted_topics") && !wants("user_topic")) state.muted_topics = [];
+  // The legacy form, for clients that do not ask for user_topic (and for those that ask for everything).
+  if (wants("muted_topics") && (request.wantsAll || !wants("user_topic"))) state.muted_topics = [];
   if (wants("user_topic")) state.user_topics = [];
   if (wants("muted_users")) state.muted_users = [];
   if (wants("presence")) {
@@ -123,7 +126,12 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("default_streams")) state.realm_default_streams = isGuest(user.role) ? [] : await defaultChannelIds(db, realm.id);
   if (wants("default_stream_groups")) state.realm_default_stream_groups = [];
   if (wants("channel_folders")) state.channel_folders = await listChannelFolders(db, realm.id, { includeArchived: true });
-  if (wants("user_settings")) Object.assign(state, userSettingsState(user, request));
+  if (wants("user_settings")) state.user_settings = userSettingsObject(user);
+  if (!request.capabilities.user_settings_object) {
+    // Clients from before the user_settings object read the settings at the top level.
+    if (wants("update_display_settings")) Object.assign(state, legacySettings(user, "display"));
+    if (wants("update_global_notifications")) Object.assign(state, legacySettings(user, "notifications"));
+  }
   if (wants("user_status")) state.user_status = {};
   if (wants("video_calls")) state.has_zoom_token = false;
   if (wants("giphy")) state.giphy_api_key = "";
@@ -357,22 +365,25 @@ async function streamsState(db: Db, services: Services, realm: Realm, actor: Act
   return visible.map((c) => ({ ...formatChannel(c, context) }));
 }
 
-function userSettingsState(user: User, request: StateRequest): State {
-  const settings = parseUserSettings(user.settings);
-  const state: State = {
-    user_settings: {
-      ...settings,
-      email_address_visibility: user.email_address_visibility,
-      timezone: user.timezone,
-      emojiset_choices: EMOJISET_CHOICES,
-      available_notification_sounds: NOTIFICATION_SOUNDS,
-    },
+function userSettingsObject(user: User): State {
+  return {
+    ...parseUserSettings(user.settings),
+    email_address_visibility: user.email_address_visibility,
+    timezone: user.timezone,
+    emojiset_choices: EMOJISET_CHOICES,
+    available_notification_sounds: NOTIFICATION_SOUNDS,
   };
-  if (!request.capabilities.user_settings_object) {
-    // Clients from before the user_settings object read the settings at the top level.
-    for (const name of USER_SETTING_NAMES) if (legacyEventOf(name) !== null) state[name] = settings[name];
+}
+
+/** The top-level settings of a legacy section (update_display_settings / update_global_notifications). */
+function legacySettings(user: User, group: "display" | "notifications"): State {
+  const settings = parseUserSettings(user.settings);
+  const state: State = {};
+  for (const name of USER_SETTING_NAMES) if (legacyEventOf(name) === group) state[name] = settings[name];
+  if (group === "display") {
     state.timezone = user.timezone;
     state.emojiset_choices = EMOJISET_CHOICES;
+  } else {
     state.available_notification_sounds = NOTIFICATION_SOUNDS;
   }
   return state;

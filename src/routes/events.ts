@@ -53,8 +53,8 @@ const capabilities: Validator<Record<CapabilityName, boolean>> = (value, name) =
 };
 
 const includeSubscribers: Validator<boolean | "partial"> = (value, name) => {
-  if (value === "partial") return "partial";
-  return check.bool(value, name);
+  if (value === "partial" || typeof value === "boolean") return value;
+  throw badRequest(`Invalid ${name}`);
 };
 
 export const eventsRoutes = [

@@ -95,6 +95,7 @@ export const realmRoutes = [
     method: "PATCH",
     path: "/realm",
     auth: "api",
+    adminOnly: true,
     params: { name: param.string(), description: param.string(), ...plainParams, ...groupParams },
     handler: async (request, all) => {
       const { name, description } = all as { name?: string; description?: string };
@@ -118,6 +119,7 @@ export const realmRoutes = [
     method: "PATCH",
     path: "/realm/user_settings_defaults",
     auth: "api",
+    adminOnly: true,
     params: { ...userDefaultParams, email_address_visibility: param.json(check.int) },
     handler: async (request, changes) => {
       await updateUserSettingsDefaults(request.services, request.realm, request.user, changes);
