@@ -66,7 +66,9 @@ async function systemGroupsFor(db: Db, realm: Realm, role: number, dateJoined: n
 
 /** Inserts a user and its system-group memberships. Call inside a transaction. */
 export async function insertUser(trx: Db, services: Services, realm: Realm, input: NewUserInput): Promise<User> {
-  const settings = parseRealmSettings(realm.settings);
+  // Read in the transaction: the caller's copy of the organization may predate a settings change.
+  const stored = await trx.selectFrom("realms").select("settings").where("id", "=", realm.id).executeTakeFirstOrThrow();
+  const settings = parseRealmSettings(stored.settings);
   const now = services.now();
   const visibility = settings.default_email_address_visibility;
   const inserted = await trx

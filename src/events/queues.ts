@@ -108,8 +108,8 @@ export class EventQueues {
   }
 
   create(spec: NewQueue): EventQueue {
-    const requested = spec.lifespanMs && spec.lifespanMs > 0 ? spec.lifespanMs : this.timings.idleTimeoutMs;
-    const lifespan = Math.min(Math.max(requested, this.timings.idleTimeoutMs), this.timings.maxLifespanMs);
+    // As Zulip: 0 (or nothing) means the default; any other lifespan is taken up to the maximum.
+    const lifespan = spec.lifespanMs && spec.lifespanMs > 0 ? Math.min(spec.lifespanMs, this.timings.maxLifespanMs) : this.timings.idleTimeoutMs;
     const id = crypto.randomUUID();
     const queue = new EventQueue(id, spec.realmId, spec.userId, spec.filter, lifespan, this.clock());
     this.#byId.set(id, queue);
