@@ -43,7 +43,9 @@ export interface RunningServer {
 
 export async function startServer(services: Services): Promise<RunningServer> {
   const app = await buildApp(services);
-  const address = await app.listen({ host: services.config.host, port: services.config.port });
+  // Thousands of long-polling clients reconnect at once after a restart or a
+  // network blip: a deep accept queue (the kernel caps it at somaxconn).
+  const address = await app.listen({ host: services.config.host, port: services.config.port, backlog: 4096 });
   return {
     app,
     services,

@@ -34,6 +34,8 @@ interface Waiter {
   /** Ends the wait; the poll then answers with what the queue holds. */
   resolve(): void;
   timer: NodeJS.Timeout;
+  /** A wake-up is scheduled. */
+  waking?: boolean;
 }
 
 export class EventQueue {
@@ -69,13 +71,22 @@ export class EventQueue {
     this.events.splice(0, dropped);
   }
 
-  /** Answers a waiting poll with what the queue holds. */
+  /**
+   * Answers a waiting poll with what the queue holds — on a later turn of the
+   * event loop, so the request that caused the events gets its reply first
+   * instead of waiting for every woken poll to be written, and events of one
+   * action are answered together.
+   */
   wake(): void {
     const waiter = this.waiter;
-    if (!waiter || this.events.length === 0) return;
-    this.waiter = undefined;
-    clearTimeout(waiter.timer);
-    waiter.resolve();
+    if (!waiter || this.events.length === 0 || waiter.waking) return;
+    waiter.waking = true;
+    setImmediate(() => {
+      if (this.waiter !== waiter) return;
+      this.waiter = undefined;
+      clearTimeout(waiter.timer);
+      waiter.resolve();
+    });
   }
 }
 
@@ -168,8 +179,7 @@ export class EventQueues {
     }
     if (queue.events.length > 0 || dontBlock || this.#closed) return { events: Promise.resolve([...queue.events]), cancel: () => {} };
     let waiter: Waiter | undefined;
-    // The answer is read when the wait ends, one microtask after the wake-up:
-    // events notified together (one action's) are answered together.
+    // The answer is read when the wait ends, so it holds every event queued by then.
     const events = new Promise<void>((resolve) => {
       const timer = setTimeout(() => queue.push({ type: "heartbeat" }), this.timings.heartbeatMs);
       waiter = { resolve, timer };

@@ -1,0 +1,555 @@
+// Event queues under load, against DESIGN.md's budgets:
+//   (a) 10,000 idle GET /events long-polls on one server process: resident
+//       memory under 300 MB, and what they cost in CPU while idle;
+//   (b) fan-out: one event for 1,000 waiting queues delivered with p99 under 50 ms.
+//
+// Runs the compiled `parley serve` as a child process on a fresh database (a
+// temporary SQLite directory, or with DATABASE_URL the PostgreSQL schema
+// `bench_events`, dropped before and after), creates users with POST /users
+// and gets their keys from POST /dev_fetch_api_key (PARLEY_DEV_MODE is on for
+// that alone), then drives it over HTTP from this process.
+//
+// Usage: npm run bench:events [-- --queues 10000 --users 1000 --idle 10 --fanout 1000 --rounds 10]
+//        (npm run build && node --import tsx bench/events.ts …)
+//
+// The fan-out rounds are repeated against bench/bare-longpoll.ts, a bare
+// Fastify app that holds long-polls and answers them all at once: on a small
+// shared machine the client and the kernel take much of the latency, and the
+// yardstick shows how much. BENCH_SERVER_NODE_ARGS passes node options to the
+// Parley server only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+//
+// Every long-poll is one TCP connection, so both this process and the server
+// need more file descriptors than 10,000: if the soft `ulimit -n` is too low
+// the script re-executes itself (and starts the server) under the hard limit,
+// and stops with a message if even that is too low.
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import pg from "pg";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const { values } = parseArgs({
+  options: {
+    queues: { type: "string", default: "10000" },
+    users: { type: "string", default: "1000" },
+    idle: { type: "string", default: "10" },
+    fanout: { type: "string", default: "1000" },
+    rounds: { type: "string", default: "10" },
+    port: { type: "string", default: "19993" },
+  },
+});
+const QUEUES = Number(values.queues);
+const USERS = Number(values.users);
+const IDLE_SECONDS = Number(values.idle);
+const FANOUT = Number(values.fanout);
+const ROUNDS = Number(values.rounds);
+const PORT = Number(values.port);
+if (FANOUT > USERS) throw new Error("--fanout is one queue per user: it cannot exceed --users");
+
+// ---------------------------------------------------------------------------
+// File descriptors: one per connection on each side, plus slack.
+
+function fdLimits(): { soft: number; hard: number } {
+  const line = fs.readFileSync("/proc/self/limits", "utf8").split("\n").find((l) => l.startsWith("Max open files"))!;
+  const [soft, hard] = line.replace("Max open files", "").trim().split(/\s+/);
+  const num = (s: string | undefined) => (s === "unlimited" ? Infinity : Number(s));
+  return { soft: num(soft), hard: num(hard) };
+}
+const neededFds = QUEUES + 1000;
+const limits = fdLimits();
+if (limits.soft < neededFds) {
+  if (limits.hard < neededFds || process.env.BENCH_EVENTS_REEXEC) {
+    console.error(`bench/events: needs ${neededFds} file descriptors, ulimit -n allows ${limits.soft} (hard ${limits.hard}). Raise it (ulimit -n ${neededFds}) or pass a smaller --queues.`);
+    process.exit(2);
+  }
+  const raised = limits.hard === Infinity ? "unlimited" : String(limits.hard);
+  const result = spawnSync("/bin/sh", ["-c", `ulimit -n ${raised} && exec "$@"`, "sh", process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: "inherit",
+    env: { ...process.env, BENCH_EVENTS_REEXEC: "1" },
+  });
+  process.exit(result.status ?? 1);
+}
+
+// ---------------------------------------------------------------------------
+// The server process and what /proc says about it.
+
+const cli = path.join(root, "dist", "cli.js");
+if (!fs.existsSync(cli)) throw new Error("dist/cli.js is missing: run `npm run build` first (npm run bench:events does)");
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-events-"));
+const PG_URL = process.env.DATABASE_URL || "";
+const pgSchema = PG_URL ? "bench_events" : "";
+const env = {
+  ...process.env,
+  DATA_DIR: dataDir,
+  PORT: String(PORT),
+  LOG_LEVEL: "warn",
+  DATABASE_URL: PG_URL,
+  PG_SCHEMA: pgSchema,
+  // No heartbeat may end an idle poll during the run.
+  EVENT_HEARTBEAT_SECONDS: "3600",
+  // Only for POST /dev_fetch_api_key: API keys without an argon2 login each.
+  PARLEY_DEV_MODE: "true",
+};
+const base = `http://127.0.0.1:${PORT}`;
+const CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
+
+async function dropSchema(): Promise<void> {
+  if (!pgSchema) return;
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
+  await client.end();
+}
+
+/** The server process running now, stopped on the way out whatever happens. */
+let running: ChildProcess | undefined;
+
+async function startParley(): Promise<ChildProcess> {
+  // exec keeps the PID, so /proc/<pid> is the server's own.
+  // BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") are node options for the server alone.
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+  const child = spawn("/bin/sh", ["-c", `ulimit -n ${neededFds + 1000} 2>/dev/null || true; exec "$@"`, "sh", process.execPath, ...nodeArgs, cli, "serve"], {
+    env,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  running = child;
+  let exited = false;
+  child.once("exit", () => (exited = true));
+  for (let i = 0; i < 400 && !exited; i++) {
+    try {
+      if ((await fetch(`${base}/api/v1/server_settings`)).ok) return child;
+    } catch {
+      // not listening yet
+    }
+    await sleep(25);
+  }
+  throw new Error("parley serve did not come up");
+}
+
+async function stopParley(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+/** utime + stime of the process, in seconds. */
+function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // After the comm field: state is field 3, utime 14, stime 15 (1-based over the whole line).
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+/** CPU used over an idle window of `seconds`, as a share of one core, with RSS at both ends. */
+async function idleWindow(pid: number, seconds: number) {
+  const rssStart = rssMb(pid);
+  const cpuStart = cpuSeconds(pid);
+  const started = performance.now();
+  await sleep(seconds * 1000);
+  const wall = (performance.now() - started) / 1000;
+  const cpu = cpuSeconds(pid) - cpuStart;
+  return { rssStart, rssEnd: rssMb(pid), cpuSeconds: cpu, cpuPercent: (100 * cpu) / wall };
+}
+
+// ---------------------------------------------------------------------------
+// HTTP: plain node:http with one keep-alive agent and no socket cap, so each
+// long-poll has a connection of its own.
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: Infinity });
+
+interface User {
+  id: number;
+  email: string;
+  apiKey: string;
+}
+
+interface Reply {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  /** performance.now() when the whole reply had arrived. */
+  at: number;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function encode(params: Record<string, unknown>): string {
+  return new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])).toString();
+}
+
+/** One API call; `written` resolves once the request is on the wire. */
+function call(user: User | null, method: string, urlPath: string, params: Record<string, unknown> = {}, origin = base): { reply: Promise<Reply>; written: Promise<void> } {
+  const query = method === "GET" || method === "DELETE";
+  const encoded = encode(params);
+  const headers: Record<string, string> = {};
+  if (user) headers.authorization = `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`;
+  if (!query) {
+    headers["content-type"] = "application/x-www-form-urlencoded";
+    headers["content-length"] = String(Buffer.byteLength(encoded));
+  }
+  let markWritten!: () => void;
+  const written = new Promise<void>((r) => (markWritten = r));
+  const reply = new Promise<Reply>((resolve, reject) => {
+    const req = http.request(`${origin}/api/v1${urlPath}${query && encoded ? `?${encoded}` : ""}`, { method, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const at = performance.now();
+        const text = Buffer.concat(chunks).toString();
+        try {
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), at });
+        } catch {
+          resolve({ status: res.statusCode ?? 0, body: text, at });
+        }
+      });
+      res.on("error", reject);
+    });
+    req.on("error", (e) => {
+      markWritten();
+      reject(e);
+    });
+    req.on("finish", markWritten);
+    req.end(query ? undefined : encoded);
+  });
+  return { reply, written };
+}
+
+async function ok(user: User | null, method: string, urlPath: string, params: Record<string, unknown> = {}) {
+  const { status, body } = await call(user, method, urlPath, params).reply;
+  if (status !== 200 || body.result !== "success") throw new Error(`${method} ${urlPath}: ${status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!, i);
+      }
+    }),
+  );
+  return out;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+const ms = (n: number) => n.toFixed(1);
+
+/** The kernel's count of connections dropped because a listen queue was full (TcpExt ListenOverflows). */
+function listenOverflows(): number {
+  const lines = fs.readFileSync("/proc/net/netstat", "utf8").split("\n").filter((l) => l.startsWith("TcpExt:"));
+  const names = lines[0]?.split(/\s+/) ?? [];
+  const counts = lines[1]?.split(/\s+/) ?? [];
+  return Number(counts[names.indexOf("ListenOverflows")] ?? 0);
+}
+const mb = (n: number) => n.toFixed(0);
+
+// ---------------------------------------------------------------------------
+
+interface Queue {
+  user: User;
+  id: string;
+  lastEventId: number;
+}
+
+/**
+ * Opens a long-poll on every queue, `batch` connections at a time with a
+ * pause between batches (the server listens with a backlog of 511 and takes
+ * in well under a thousand polls a second: faster bursts overflow the accept
+ * queue and cost SYN retransmits of a second or more); returns the pending replies.
+ */
+async function openPolls(queues: readonly Queue[], batch: number, pauseMs: number, origin = base): Promise<Promise<Reply>[]> {
+  const replies: Promise<Reply>[] = [];
+  for (let i = 0; i < queues.length; i += batch) {
+    const written: Promise<void>[] = [];
+    for (const q of queues.slice(i, i + batch)) {
+      const c = call(q.user, "GET", "/events", { queue_id: q.id, last_event_id: q.lastEventId }, origin);
+      // Failures are counted by whoever awaits the reply; keep them from being unhandled meanwhile.
+      c.reply.catch(() => {});
+      replies.push(c.reply);
+      written.push(c.written);
+    }
+    await Promise.all(written);
+    await sleep(pauseMs);
+  }
+  return replies;
+}
+
+/** Checks a poll's reply holds a realm name event; returns its id. */
+function realmNameEventId(reply: Reply, name: string): number {
+  if (reply.status !== 200 || reply.body.result !== "success") throw new Error(`poll failed: ${reply.status} ${JSON.stringify(reply.body)}`);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const event = (reply.body.events as any[]).find((e) => e.type === "realm" && e.property === "name");
+  if (!event || event.value !== name) throw new Error(`expected the realm name event, got ${JSON.stringify(reply.body.events)}`);
+  return Math.max(...reply.body.events.map((e: { id: number }) => e.id));
+}
+
+interface Round {
+  first: number;
+  p50: number;
+  p99: number;
+  max: number;
+  patch: number;
+  serverCpu: number;
+  benchCpu: number;
+}
+
+/**
+ * ROUNDS rounds (after one uncounted warm-up) of: a long-poll on every queue,
+ * 500 ms for the server to take them in, then one PATCH /realm name change;
+ * per poll, the time from sending the PATCH to having the whole reply.
+ */
+async function fanoutRounds(queues: Queue[], owner: User | null, origin: string, pid: number): Promise<{ rounds: Round[]; all: number[] }> {
+  const rounds: Round[] = [];
+  const all: number[] = [];
+  for (let round = 0; round <= ROUNDS; round++) {
+    const polls = await openPolls(queues, 100, 50, origin);
+    await sleep(500);
+    const name = `Bench round ${round}`;
+    const serverCpuStart = cpuSeconds(pid);
+    const benchCpuStart = process.cpuUsage();
+    const start = performance.now();
+    const patched = call(owner, "PATCH", "/realm", { name }, origin).reply;
+    patched.catch(() => {});
+    const replies = await Promise.all(polls);
+    const patchDone = await patched;
+    const serverCpu = 1000 * (cpuSeconds(pid) - serverCpuStart);
+    const benchUsage = process.cpuUsage(benchCpuStart);
+    if (patchDone.status !== 200) throw new Error(`PATCH /realm: ${JSON.stringify(patchDone.body)}`);
+    const times = replies.map((r, i) => {
+      queues[i]!.lastEventId = realmNameEventId(r, name);
+      return r.at - start;
+    });
+    if (round === 0) continue;
+    times.sort((a, b) => a - b);
+    all.push(...times);
+    rounds.push({
+      first: times[0]!,
+      p50: percentile(times, 50),
+      p99: percentile(times, 99),
+      max: times.at(-1)!,
+      patch: patchDone.at - start,
+      serverCpu,
+      benchCpu: (benchUsage.user + benchUsage.system) / 1000,
+    });
+  }
+  all.sort((a, b) => a - b);
+  return { rounds, all };
+}
+
+function printRounds({ rounds, all }: { rounds: Round[]; all: number[] }): void {
+  console.log("| round | first ms | p50 ms | p99 ms | max ms | PATCH reply ms | server CPU ms | bench CPU ms |");
+  console.log("|---|---|---|---|---|---|---|---|");
+  rounds.forEach((r, i) => console.log(`| ${i + 1} | ${ms(r.first)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${ms(r.patch)} | ${r.serverCpu.toFixed(0)} | ${r.benchCpu.toFixed(0)} |`));
+  console.log(`| all ${rounds.length} | ${ms(Math.min(...rounds.map((r) => r.first)))} | ${ms(percentile(all, 50))} | ${ms(percentile(all, 99))} | ${ms(all.at(-1)!)} | | | |`);
+}
+
+/** The same rounds against bench/bare-longpoll.ts: what Fastify, the kernel and this client cost alone. */
+async function bareRounds(): Promise<{ rounds: Round[]; all: number[] }> {
+  const port = PORT + 1;
+  const origin = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "bench", "bare-longpoll.ts")], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on("data", (d: Buffer) => {
+        if (d.toString().includes("listening")) resolve();
+      });
+      child.once("exit", () => reject(new Error("bench/bare-longpoll.ts exited")));
+    });
+    const queues = Array.from({ length: FANOUT }, (_, i): Queue => ({ user: { id: i, email: `bare${i}@bench.example`, apiKey: "x" }, id: `bare-${i}`, lastEventId: -1 }));
+    return await fanoutRounds(queues, null, origin, child.pid!);
+  } finally {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    }
+  }
+}
+
+async function main() {
+  const db = PG_URL ? "PostgreSQL" : "SQLite";
+  const started = performance.now();
+  // Other work on the machine skews latencies: the load average goes in the report.
+  const loadStart = os.loadavg()[0]!;
+  await dropSchema();
+  const init = JSON.parse(
+    execFileSync(process.execPath, [cli, "init", "--org-name", "Bench", "--owner-email", "owner@bench.example", "--owner-password", "bench-owner-pw", "--json"], { env }).toString(),
+  ) as { user_id: number; email: string; api_key: string };
+  const owner: User = { id: init.user_id, email: init.email, apiKey: init.api_key };
+
+  let parley = await startParley();
+  const pid = parley.pid!;
+  const rssFresh = rssMb(pid);
+
+  // Users: POST /users (an argon2 hash each), then their keys.
+  let t0 = performance.now();
+  const emails = Array.from({ length: USERS }, (_, i) => `user${i}@bench.example`);
+  const ids = await pool(emails, 8, async (email, i) => (await ok(owner, "POST", "/users", { email, password: `pw-${i}-bench`, full_name: `Bench User ${i}` })).user_id as number);
+  const users = await pool(emails, 16, async (email, i): Promise<User> => {
+    const key = await ok(null, "POST", "/dev_fetch_api_key", { username: email });
+    return { id: ids[i]!, email, apiKey: key.api_key };
+  });
+  const usersSeconds = (performance.now() - t0) / 1000;
+  console.log(`${db}: created ${USERS} users in ${usersSeconds.toFixed(1)} s`);
+
+  // ---- (a) idle long-polls -------------------------------------------------
+  const before = await idleWindow(pid, 3);
+
+  // event_types ["realm"] (and so fetch_event_types too): a small initial
+  // state, and one PATCH /realm at the end can wake every poll.
+  t0 = performance.now();
+  const queues = await pool(
+    Array.from({ length: QUEUES }, (_, i) => users[i % USERS]!),
+    32,
+    async (user): Promise<Queue> => {
+      const body = await ok(user, "POST", "/register", { event_types: ["realm"], queue_lifespan_secs: 3600 });
+      return { user, id: body.queue_id, lastEventId: body.last_event_id };
+    },
+  );
+  const registerSeconds = (performance.now() - t0) / 1000;
+  console.log(`registered ${QUEUES} queues (${Math.ceil(QUEUES / USERS)} per user) in ${registerSeconds.toFixed(1)} s (${Math.round(QUEUES / registerSeconds)}/s)`);
+  const afterQueues = await idleWindow(pid, 3);
+
+  t0 = performance.now();
+  const openCpuStart = cpuSeconds(pid);
+  const overflowsBefore = listenOverflows();
+  const idlePolls = await openPolls(queues, 100, 50);
+  const overflows = listenOverflows() - overflowsBefore;
+  const openSeconds = (performance.now() - t0) / 1000;
+  // No poll should end before the wake-up; if some do, say how and when.
+  const ended = new Set<number>();
+  const early: string[] = [];
+  for (const [i, p] of idlePolls.entries()) {
+    void p.then(
+      (r) => {
+        ended.add(i);
+        if (early.length < 5) early.push(`${((r.at - t0) / 1000).toFixed(1)} s: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+      },
+      (e: unknown) => {
+        ended.add(i);
+        if (early.length < 5) early.push(`${((performance.now() - t0) / 1000).toFixed(1)} s: ${String(e)}`);
+      },
+    );
+  }
+  console.log(`opened ${QUEUES} long-polls in ${openSeconds.toFixed(1)} s; ${IDLE_SECONDS} s idle window in 2 s`);
+  // Let the server take in the last requests before measuring.
+  await sleep(2000);
+  // Server CPU per GET /events taken in (authentication, parameters, the wait set up).
+  const cpuPerPollMs = (1000 * (cpuSeconds(pid) - openCpuStart)) / QUEUES;
+  const idle = await idleWindow(pid, IDLE_SECONDS);
+  const endedBeforeWake = new Set(ended);
+  console.log(`idle ${IDLE_SECONDS} s with ${QUEUES} long-polls: RSS ${mb(idle.rssStart)}→${mb(idle.rssEnd)} MB, CPU ${idle.cpuSeconds.toFixed(2)} s (${idle.cpuPercent.toFixed(1)}% of a core); answered before the wake-up: ${endedBeforeWake.size}`);
+  if (endedBeforeWake.size > 0) {
+    console.log(`${endedBeforeWake.size} polls ended before the wake-up (times since opening began), e.g.:\n  ${early.join("\n  ")}`);
+    console.log(`listen-queue overflows so far: ${listenOverflows() - overflowsBefore}`);
+  }
+
+  // Every poll still waiting must answer the one realm event.
+  const wakeName = "Bench woken";
+  const wakeServerCpu = cpuSeconds(pid);
+  const wakeBenchCpu = process.cpuUsage();
+  const wakeStart = performance.now();
+  const patch = call(owner, "PATCH", "/realm", { name: wakeName }).reply;
+  // Awaited below; if a poll fails first, this must not become an unhandled rejection that skips the clean-up.
+  patch.catch(() => {});
+  const wakeReplies = await Promise.all(idlePolls.filter((_, i) => !endedBeforeWake.has(i)));
+  const patchReply = await patch;
+  const wakeBenchUsage = process.cpuUsage(wakeBenchCpu);
+  const wakeCpu = { server: 1000 * (cpuSeconds(pid) - wakeServerCpu), bench: (wakeBenchUsage.user + wakeBenchUsage.system) / 1000 };
+  if (patchReply.status !== 200) throw new Error(`PATCH /realm: ${JSON.stringify(patchReply.body)}`);
+  const wakeTimes = wakeReplies.map((r) => (realmNameEventId(r, wakeName), r.at - wakeStart)).sort((a, b) => a - b);
+  const rssAfterWake = rssMb(pid);
+  console.log(
+    `one PATCH /realm woke all ${wakeReplies.length} waiting polls: p50 ${ms(percentile(wakeTimes, 50))} ms, p99 ${ms(percentile(wakeTimes, 99))} ms, last ${ms(wakeTimes.at(-1)!)} ms; PATCH answered after ${ms(patchReply.at - wakeStart)} ms; CPU: server ${wakeCpu.server.toFixed(0)} ms, bench ${wakeCpu.bench.toFixed(0)} ms`,
+  );
+
+  // ---- (b) fan-out latency, on a fresh server process -----------------------
+  await stopParley(parley);
+  agent.destroy();
+  parley = await startParley();
+  const fanPid = parley.pid!;
+  // The PATCH /realm alone, with no queue registered: what the fan-out adds to.
+  const alone: number[] = [];
+  for (let i = 0; i < 11; i++) {
+    const start = performance.now();
+    const r = await call(owner, "PATCH", "/realm", { name: `Bench alone ${i}` }).reply;
+    if (r.status !== 200) throw new Error(`PATCH /realm: ${JSON.stringify(r.body)}`);
+    if (i > 0) alone.push(r.at - start);
+  }
+  alone.sort((a, b) => a - b);
+  const fanQueues = await pool(users.slice(0, FANOUT), 32, async (user): Promise<Queue> => {
+    const body = await ok(user, "POST", "/register", { event_types: ["realm"], queue_lifespan_secs: 3600 });
+    return { user, id: body.queue_id, lastEventId: body.last_event_id };
+  });
+  const parleyRounds = await fanoutRounds(fanQueues, owner, base, fanPid);
+  const rssFanout = rssMb(fanPid);
+  await stopParley(parley);
+  agent.destroy();
+  const bare = await bareRounds();
+  agent.destroy();
+
+  // ---- report ---------------------------------------------------------------
+  const cpu = os.cpus()[0]?.model ?? "cpu";
+  console.log(`\n### ${db}\n`);
+  console.log(
+    `${os.cpus().length} × ${cpu}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${Math.round((performance.now() - started) / 1000)} s in all, load average ${loadStart.toFixed(1)} at the start and ${os.loadavg()[0]!.toFixed(1)} at the end\n`,
+  );
+  console.log(`(a) ${QUEUES} queues over ${USERS} users (event_types ["realm"]), one long-poll each; idle windows of 3 s, 3 s and ${IDLE_SECONDS} s\n`);
+  console.log("| state of the server process | RSS MB | CPU over the window |");
+  console.log("|---|---|---|");
+  console.log(`| fresh, before users were created | ${mb(rssFresh)} | |`);
+  console.log(`| ${USERS} users created, no queues | ${mb(before.rssEnd)} | ${before.cpuPercent.toFixed(1)}% of a core |`);
+  console.log(`| ${QUEUES} queues registered, no polls | ${mb(afterQueues.rssEnd)} | ${afterQueues.cpuPercent.toFixed(1)}% |`);
+  console.log(`| ${QUEUES} long-polls waiting (start of window) | ${mb(idle.rssStart)} | |`);
+  console.log(`| ${QUEUES} long-polls waiting (after ${IDLE_SECONDS} s idle) | ${mb(idle.rssEnd)} | ${idle.cpuPercent.toFixed(1)}% (${idle.cpuSeconds.toFixed(2)} s CPU) |`);
+  console.log(`| after one event woke them all | ${mb(rssAfterWake)} | |`);
+  console.log();
+  console.log(`RSS growth per queue: ${((1024 * (afterQueues.rssEnd - before.rssEnd)) / QUEUES).toFixed(1)} KB registered, ${((1024 * (idle.rssEnd - afterQueues.rssEnd)) / QUEUES).toFixed(1)} KB more while polled.`);
+  console.log(
+    `POST /register: ${Math.round(QUEUES / registerSeconds)}/s (32 in flight); opening ${QUEUES} polls: ${openSeconds.toFixed(1)} s (${overflows} listen-queue overflows); polls that ended before the wake-up: ${endedBeforeWake.size}.`,
+  );
+  console.log(
+    `Server CPU per GET /events taken in: ${cpuPerPollMs.toFixed(2)} ms. The heartbeat was off (EVENT_HEARTBEAT_SECONDS=3600); at the default 45 s, ${QUEUES} idle clients would make ${Math.round(QUEUES / 45)} heartbeat replies and new polls a second: about ${((100 * cpuPerPollMs * QUEUES) / 45 / 1000).toFixed(0)}% of a core for taking in the polls alone, before the replies.`,
+  );
+  console.log(
+    `Waking all ${wakeReplies.length} waiting polls with one PATCH /realm: p50 ${ms(percentile(wakeTimes, 50))} ms, p99 ${ms(percentile(wakeTimes, 99))} ms, last ${ms(wakeTimes.at(-1)!)} ms (CPU meanwhile: server ${wakeCpu.server.toFixed(0)} ms, this process ${wakeCpu.bench.toFixed(0)} ms).\n`,
+  );
+  console.log(`(b) ${FANOUT} users with one queue each (event_types ["realm"]), all waiting; one PATCH /realm name change per round; time from sending the PATCH to each poll's full reply, measured in this process\n`);
+  printRounds(parleyRounds);
+  console.log(`\nPATCH /realm with no queue registered, for comparison (10 in a row): median ${ms(percentile(alone, 50))} ms, max ${ms(alone.at(-1)!)} ms.`);
+  console.log(`CPU columns: utime+stime of the server (/proc, ${1000 / CLK_TCK} ms ticks) and of this process (the ${FANOUT} clients) from sending the PATCH to the last reply.`);
+  console.log(`Server RSS after the fan-out rounds: ${mb(rssFanout)} MB.\n`);
+  console.log(`Yardstick: the same rounds against a bare Fastify app (bench/bare-longpoll.ts) holding ${FANOUT} long-polls and answering them all on PATCH /realm (no auth, no database, no queues)\n`);
+  printRounds(bare);
+}
+
+try {
+  await main();
+} finally {
+  if (running) await stopParley(running);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  await dropSchema().catch((e: unknown) => console.error(`dropping ${pgSchema}: ${String(e)}`));
+}
