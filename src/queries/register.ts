@@ -319,11 +319,8 @@ async function botsState(db: Db, services: Services, realm: Realm, user: User): 
  * channels only for clients that can show them.
  */
 async function subscriptionState(db: Db, services: Services, realm: Realm, user: User, actor: Actor, request: StateRequest): Promise<State> {
-  const [channels, subs] = await Promise.all([listRealmChannels(db, realm.id), subscriptionsOfUser(db, user.id)]);
-  const visible = channels
-    .filter((c) => request.capabilities.archived_channels || !c.is_archived)
-    .filter((c) => hasMetadataAccess(actor, channelFacts(c), subs.get(c.id)?.active === true))
-    .sort((a, b) => compareCodePoints(a.name, b.name));
+  const { visible: byId, subs } = await visibleChannels(db, realm, actor, request);
+  const visible = byId.sort((a, b) => compareCodePoints(a.name, b.name));
   const context = await channelContext(db, realm.id, visible.map((c) => c.id), services.now());
   const withSubscribers = request.includeSubscribers !== false;
   const subscribed: State[] = [];
@@ -356,13 +353,19 @@ async function subscriptionState(db: Db, services: Services, realm: Realm, user:
 
 /** streams: every channel the user can see (archived ones for clients that can show them). */
 async function streamsState(db: Db, services: Services, realm: Realm, actor: Actor, request: StateRequest): Promise<State[]> {
+  const { visible } = await visibleChannels(db, realm, actor, request);
+  const context = await channelContext(db, realm.id, visible.map((c) => c.id), services.now());
+  return visible.map((c) => ({ ...formatChannel(c, context) }));
+}
+
+/** Channels the user may see (archived ones only for clients that can show them), by ID, with the user's subscriptions. */
+async function visibleChannels(db: Db, realm: Realm, actor: Actor, request: StateRequest) {
   const [channels, subs] = await Promise.all([listRealmChannels(db, realm.id), subscriptionsOfUser(db, actor.id)]);
   const visible = channels
     .filter((c) => request.capabilities.archived_channels || !c.is_archived)
     .filter((c) => hasMetadataAccess(actor, channelFacts(c), subs.get(c.id)?.active === true))
     .sort((a, b) => a.id - b.id);
-  const context = await channelContext(db, realm.id, visible.map((c) => c.id), services.now());
-  return visible.map((c) => ({ ...formatChannel(c, context) }));
+  return { visible, subs };
 }
 
 function userSettingsObject(user: User): State {

@@ -1,9 +1,10 @@
 import { REALM_CHANNEL_SETTINGS, updateRealmSettings, updateUserSettingsDefaults, type PlainRealmChange } from "../actions/realm-settings.ts";
 import { REALM_GROUP_SETTING_DEFAULTS, type RealmGroupSettingName } from "../domain/realm-settings.ts";
-import { isStringSetting, LANGUAGES, USER_SETTING_NAMES, type UserSettingName } from "../domain/user-settings.ts";
+import { LANGUAGES } from "../domain/user-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { check, param, type Param, type Validator } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
+import { personalSettingParams } from "./settings.ts";
 
 /** Zulip's parse_message_time_limit_setting: "unlimited" (null) or a positive number of seconds. */
 const timeLimit: Validator<number | null> = (value, name) => {
@@ -86,10 +87,6 @@ const groupParams = Object.fromEntries(
   Object.keys(REALM_GROUP_SETTING_DEFAULTS).map((name) => [name, param.json(check.groupSettingChange)]),
 ) as Record<RealmGroupSettingName, Param<{ new: number | { direct_members: number[]; direct_subgroups: number[] }; old?: number | { direct_members: number[]; direct_subgroups: number[] } }>>;
 
-const userDefaultParams = Object.fromEntries(
-  USER_SETTING_NAMES.map((name) => [name, isStringSetting(name) ? param.string() : param.json((value) => value)]),
-) as Record<UserSettingName, Param<unknown>>;
-
 export const realmRoutes = [
   defineRoute({
     method: "PATCH",
@@ -120,7 +117,7 @@ export const realmRoutes = [
     path: "/realm/user_settings_defaults",
     auth: "api",
     adminOnly: true,
-    params: { ...userDefaultParams, email_address_visibility: param.json(check.int) },
+    params: { ...personalSettingParams, email_address_visibility: param.json(check.int) },
     handler: async (request, changes) => {
       await updateUserSettingsDefaults(request.services, request.realm, request.user, changes);
     },

@@ -4,7 +4,7 @@ import { param, type Param } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
 
 /** Every personal setting as a parameter: strings raw, the rest JSON-encoded; checked by the action. */
-const personalSettingParams = Object.fromEntries(
+export const personalSettingParams = Object.fromEntries(
   USER_SETTING_NAMES.map((name) => [name, isStringSetting(name) ? param.string() : param.json((value) => value)]),
 ) as Record<UserSettingName, Param<unknown>>;
 
