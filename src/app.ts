@@ -12,6 +12,7 @@ import { authRoutes } from "./routes/auth.ts";
 import { channelFoldersRoutes } from "./routes/channel-folders.ts";
 import { channelsRoutes } from "./routes/channels.ts";
 import { eventsRoutes } from "./routes/events.ts";
+import { messageRoutes } from "./routes/messages.ts";
 import { typingRoutes } from "./routes/typing.ts";
 import { realmRoutes } from "./routes/realm.ts";
 import { subscriptionsRoutes } from "./routes/subscriptions.ts";
@@ -33,6 +34,7 @@ export const API_ROUTES: readonly Route[] = [
   ...eventsRoutes,
   ...typingRoutes,
   ...realmRoutes,
+  ...messageRoutes,
 ];
 
 function bodyTooLarge(): Error {

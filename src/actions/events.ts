@@ -1,7 +1,7 @@
 // POST /register: a new event queue and the state it starts from.
 import { badRequest } from "../errors.ts";
 import { isGuest } from "../domain/roles.ts";
-import type { NarrowTerm } from "../events/filter.ts";
+import type { NarrowTerm } from "../domain/narrow.ts";
 import type { CapabilityName } from "../events/notifier.ts";
 import { initialState } from "../queries/register.ts";
 import type { Services } from "../services.ts";
@@ -44,6 +44,7 @@ export async function registerQueue(services: Services, realm: Realm, user: User
         eventTypes: options.eventTypes ? new Set(options.eventTypes) : null,
         narrow: options.narrow,
         allPublicStreams: options.allPublicStreams,
+        applyMarkdown: options.applyMarkdown,
         capabilities: options.capabilities,
       },
       lifespanMs: options.lifespanSecs * 1000,

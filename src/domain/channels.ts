@@ -231,3 +231,13 @@ export function parseRetentionDays(raw: string | number): number | null {
   if (!Number.isSafeInteger(days) || days <= 0) throw badRequest(`Bad value for 'message_retention_days': ${String(raw)}`);
   return days;
 }
+
+/**
+ * May the actor read messages of the channel they did not receive (sent
+ * before they joined, or while not subscribed)? Only in channels whose history
+ * is public to subscribers, and only with content access (Zulip's
+ * can_access_stream_history).
+ */
+export function canReadChannelHistory(actor: Actor, channel: ChannelFacts & { history_public_to_subscribers: boolean }, subscribed: boolean): boolean {
+  return channel.history_public_to_subscribers && hasContentAccess(actor, channel, subscribed);
+}

@@ -1,12 +1,7 @@
 // Which events a queue takes: its event_types, its narrow (message events
 // only, as in Zulip's narrow_predicate) and the client's capabilities.
+import { dmOperandItems, type NarrowTerm } from "../domain/narrow.ts";
 import type { CapabilityName, ClientEvent } from "./notifier.ts";
-
-export interface NarrowTerm {
-  operator: string;
-  operand: string | number;
-  negated: boolean;
-}
 
 export interface QueueFilter {
   /** Event types the client asked for; null: all. */
@@ -14,17 +9,21 @@ export interface QueueFilter {
   narrow: readonly NarrowTerm[];
   /** Message events of every public channel, not just subscribed ones. */
   allPublicStreams: boolean;
+  /** Message content as HTML (true) or as the Markdown source. */
+  applyMarkdown: boolean;
   capabilities: Readonly<Record<CapabilityName, boolean>>;
 }
 
 /** Operators an event-queue narrow may use: those that can be decided from one message event. */
-export const QUEUE_NARROW_OPERATORS = ["channel", "stream", "topic", "sender", "is", "dm", "pm-with"] as const;
+export const QUEUE_NARROW_OPERATORS = ["channel", "topic", "sender", "is", "dm"] as const;
 
 /** `is:` operands decidable from a message event and its flags. */
 export const QUEUE_NARROW_IS_OPERANDS = ["dm", "private", "starred", "mentioned", "alerted", "unread", "resolved"] as const;
 
 export function acceptsEvent(filter: QueueFilter, event: ClientEvent, userId: number): boolean {
   if (filter.eventTypes !== null && !filter.eventTypes.has(event.type)) return false;
+  // Clients that know user_topic get no legacy muted_topics events (Zulip's accepts_event).
+  if (event.type === "muted_topics" && filter.eventTypes?.has("user_topic")) return false;
   // Channel typing events go only to clients that said they can show them.
   if (event.type === "typing" && event.message_type === "stream" && !filter.capabilities.stream_typing_notifications) return false;
   if (event.type === "message" && filter.narrow.length > 0) return filter.narrow.every((term) => termMatches(term, event, userId) !== term.negated);
@@ -50,17 +49,15 @@ function termMatches(term: NarrowTerm, event: ClientEvent, userId: number): bool
   const operand = typeof term.operand === "string" ? term.operand.toLowerCase() : term.operand;
   switch (term.operator) {
     case "channel":
-    case "stream":
       if (message.type !== "stream") return false;
       return typeof operand === "number" ? message.stream_id === operand : String(message.display_recipient).toLowerCase() === operand;
     case "topic":
       return message.type === "stream" && message.subject.toLowerCase() === operand;
     case "sender":
       return typeof operand === "number" ? message.sender_id === operand : message.sender_email.toLowerCase() === operand;
-    case "dm":
-    case "pm-with": {
+    case "dm": {
       if (message.type !== "private" || !Array.isArray(message.display_recipient)) return false;
-      const wanted = new Set(String(operand).split(",").map((s) => s.trim()));
+      const wanted = new Set(dmOperandItems(term.operand).map(String));
       const others = message.display_recipient.filter((r) => r.id !== userId || message.display_recipient.length === 1);
       return others.length === wanted.size && others.every((r) => wanted.has(String(r.id)) || wanted.has(r.email.toLowerCase()));
     }

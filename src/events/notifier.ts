@@ -33,18 +33,39 @@ export interface CapabilityCondition {
   present: boolean;
 }
 
+/**
+ * What a `message` event needs beyond its one message object: each queue
+ * gets the message in the form its client registered for, with the flags of
+ * the user it belongs to.
+ */
+export interface MessageDelivery {
+  /** API flag names per recipient user ID. */
+  flags: Readonly<Record<number, readonly string[]>>;
+  /** The Markdown source, for queues registered without apply_markdown. */
+  rawContent: string;
+  /** The organization's name for the empty topic, for clients without the empty_topic_name capability. */
+  emptyTopicName: string;
+  /** The sender's local echo: the queue that sent it gets local_id. */
+  localId?: { queueId: string; localId: string } | undefined;
+  /** A public channel's message also goes to every all_public_streams queue of the organization. */
+  publicChannel: boolean;
+}
+
 export interface Notification {
   realmId: number;
   event: ClientEvent;
   /** Users whose queues should receive the event. */
   userIds: readonly number[];
   capability?: CapabilityCondition | undefined;
+  message?: MessageDelivery | undefined;
 }
 
 export type NotificationListener = (notification: Notification) => void;
 
 export interface Notifier {
   notify(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityCondition): void;
+  /** A `message` event: `event.message` is the message as apply_markdown clients see it. */
+  notifyMessage(realmId: number, event: ClientEvent, userIds: readonly number[], delivery: MessageDelivery): void;
   subscribe(listener: NotificationListener): () => void;
 }
 
@@ -56,7 +77,14 @@ export class LocalNotifier implements Notifier {
 
   notify(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityCondition): void {
     if (userIds.length === 0) return;
-    const notification = { realmId, event, userIds, capability };
+    this.#send({ realmId, event, userIds, capability });
+  }
+
+  notifyMessage(realmId: number, event: ClientEvent, userIds: readonly number[], message: MessageDelivery): void {
+    this.#send({ realmId, event, userIds, message });
+  }
+
+  #send(notification: Notification): void {
     for (const listener of this.#listeners) {
       try {
         listener(notification);
@@ -83,7 +111,14 @@ export class PendingEvents {
     if (userIds.length > 0) this.#items.push({ realmId, event, userIds, capability });
   }
 
+  addMessage(realmId: number, event: ClientEvent, userIds: readonly number[], message: MessageDelivery): void {
+    this.#items.push({ realmId, event, userIds, message });
+  }
+
   sendTo(notifier: Notifier): void {
-    for (const { realmId, event, userIds, capability } of this.#items.splice(0)) notifier.notify(realmId, event, userIds, capability);
+    for (const { realmId, event, userIds, capability, message } of this.#items.splice(0)) {
+      if (message) notifier.notifyMessage(realmId, event, userIds, message);
+      else notifier.notify(realmId, event, userIds, capability);
+    }
   }
 }

@@ -4,7 +4,7 @@
 // per-queue increasing IDs, acknowledged ones are dropped, an idle poll ends
 // with a heartbeat, and queues nobody polls expire.
 import crypto from "node:crypto";
-import type { ClientEvent, Notification, Notifier } from "./notifier.ts";
+import type { ClientEvent, MessageDelivery, Notification, Notifier } from "./notifier.ts";
 import { acceptsEvent, type QueueFilter } from "./filter.ts";
 
 export interface QueuedEvent extends ClientEvent {
@@ -100,6 +100,8 @@ export class QueueError extends Error {
 export class EventQueues {
   readonly #byId = new Map<string, EventQueue>();
   readonly #byUser = new Map<number, Set<EventQueue>>();
+  /** Queues that asked for every public channel's messages. */
+  readonly #allPublic = new Set<EventQueue>();
   readonly #unsubscribe: () => void;
   readonly #sweeper: NodeJS.Timeout;
   #closed = false;
@@ -127,6 +129,7 @@ export class EventQueues {
     let mine = this.#byUser.get(spec.userId);
     if (!mine) this.#byUser.set(spec.userId, (mine = new Set()));
     mine.add(queue);
+    if (spec.filter.allPublicStreams) this.#allPublic.add(queue);
     return queue;
   }
 
@@ -140,6 +143,7 @@ export class EventQueues {
 
   delete(queue: EventQueue): void {
     this.#byId.delete(queue.id);
+    this.#allPublic.delete(queue);
     const mine = this.#byUser.get(queue.userId);
     mine?.delete(queue);
     if (mine?.size === 0) this.#byUser.delete(queue.userId);
@@ -201,7 +205,11 @@ export class EventQueues {
   }
 
   /** Fan-out: each queue of each addressed user that accepts the event gets a copy. */
-  deliver({ realmId, event, userIds, capability }: Notification): void {
+  deliver({ realmId, event, userIds, capability, message }: Notification): void {
+    if (message) {
+      this.#deliverMessage(realmId, event, userIds, message);
+      return;
+    }
     for (const userId of userIds) {
       const queues = this.#byUser.get(userId);
       if (!queues) continue;
@@ -210,6 +218,50 @@ export class EventQueues {
         if (capability && queue.filter.capabilities[capability.name] !== capability.present) continue;
         if (acceptsEvent(queue.filter, event, userId)) queue.push(event);
       }
+    }
+  }
+
+  /**
+   * A message event: each queue gets the message in its client's form
+   * (HTML or Markdown; the empty topic or its display name), built once per
+   * form, with its user's flags and, for the sender's own queue, local_id.
+   */
+  #deliverMessage(realmId: number, event: ClientEvent, userIds: readonly number[], delivery: MessageDelivery): void {
+    const canonical = event.message as Record<string, unknown>;
+    const forms = new Map<string, Record<string, unknown>>();
+    const formFor = (queue: EventQueue): Record<string, unknown> => {
+      const html = queue.filter.applyMarkdown;
+      const emptyTopic = canonical.subject === "" && canonical.type === "stream" && !queue.filter.capabilities.empty_topic_name;
+      const key = `${html}:${emptyTopic}`;
+      let form = forms.get(key);
+      if (!form) {
+        form = { ...canonical };
+        if (!html) {
+          form.content = delivery.rawContent;
+          form.content_type = "text/x-markdown";
+        }
+        if (emptyTopic) form.subject = form.topic = delivery.emptyTopicName;
+        forms.set(key, form);
+      }
+      return form;
+    };
+    const reached = new Set<EventQueue>();
+    const offer = (queue: EventQueue, userId: number, flags: readonly string[]) => {
+      if (queue.realmId !== realmId || reached.has(queue)) return;
+      reached.add(queue);
+      const queued: ClientEvent = { type: "message", message: formFor(queue), flags };
+      // The contract names it local_id; Zulip's clients read local_message_id.
+      if (delivery.localId && delivery.localId.queueId === queue.id) queued.local_id = queued.local_message_id = delivery.localId.localId;
+      if (acceptsEvent(queue.filter, queued, userId)) queue.push(queued);
+    };
+    for (const userId of userIds) {
+      const queues = this.#byUser.get(userId);
+      if (!queues) continue;
+      const flags = delivery.flags[userId] ?? [];
+      for (const queue of queues) offer(queue, userId, flags);
+    }
+    if (delivery.publicChannel) {
+      for (const queue of this.#allPublic) offer(queue, queue.userId, delivery.flags[queue.userId] ?? []);
     }
   }
 

@@ -23,6 +23,7 @@ import type { CapabilityName } from "../events/notifier.ts";
 import type { Services } from "../services.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 import { listChannelFolders } from "./channel-folders.ts";
+import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
 import { realmIconUrl } from "./server-settings.ts";
 import { activeUserIdsAmong, settingValueForApi, userGroupObjects } from "./user-groups.ts";
@@ -79,15 +80,17 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
     state.custom_profile_field_types = CUSTOM_PROFILE_FIELD_TYPES;
   }
   if (wants("onboarding_steps")) state.onboarding_steps = [];
-  if (wants("message")) state.max_message_id = -1;
+  if (wants("message")) state.max_message_id = await maxMessageId(db, user.id);
   if (wants("drafts")) state.drafts = [];
   if (wants("saved_snippets")) state.saved_snippets = [];
   if (wants("navigation_views")) state.navigation_views = [];
   if (wants("scheduled_messages")) state.scheduled_messages = [];
   if (wants("reminders")) state.reminders = [];
   // The legacy form, for clients that do not ask for user_topic (and for those that ask for everything).
-  if (wants("muted_topics") && (request.wantsAll || !wants("user_topic"))) state.muted_topics = [];
-  if (wants("user_topic")) state.user_topics = [];
+  if (wants("muted_topics") && (request.wantsAll || !wants("user_topic"))) state.muted_topics = await mutedTopics(db, user.id);
+  // Clients without the empty_topic_name capability see the empty topic under its display name.
+  const emptyTopicName = request.capabilities.empty_topic_name ? null : settings.empty_topic_display_name;
+  if (wants("user_topic")) state.user_topics = await userTopics(db, user.id, emptyTopicName);
   if (wants("muted_users")) state.muted_users = [];
   if (wants("presence")) {
     state.presences = {};
@@ -116,11 +119,11 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("realm_bot")) state.realm_bots = await botsState(db, services, realm, user);
   if (wants("realm_embedded_bots")) state.realm_embedded_bots = [];
   if (wants("realm_incoming_webhook_bots")) state.realm_incoming_webhook_bots = [];
-  if (wants("recent_private_conversations")) state.recent_private_conversations = [];
-  if (wants("starred_messages")) state.starred_messages = [];
+  if (wants("recent_private_conversations")) state.recent_private_conversations = await recentPrivateConversations(db, user.id);
+  if (wants("starred_messages")) state.starred_messages = await starredMessageIds(db, user.id);
   if (wants("subscription")) Object.assign(state, await subscriptionState(db, services, realm, user, actor, request));
   if (wants("update_message_flags") && wants("message")) {
-    state.unread_msgs = { pms: [], streams: [], huddles: [], mentions: [], count: 0, old_unreads_missing: false };
+    state.unread_msgs = await unreadMessages(db, user.id, emptyTopicName);
   }
   if (wants("stream")) state.streams = await streamsState(db, services, realm, actor, request);
   if (wants("default_streams")) state.realm_default_streams = isGuest(user.role) ? [] : await defaultChannelIds(db, realm.id);

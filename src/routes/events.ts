@@ -1,6 +1,7 @@
 import { registerQueue, type RegisterOptions } from "../actions/events.ts";
 import { ApiError, badRequest } from "../errors.ts";
-import { QUEUE_NARROW_IS_OPERANDS, QUEUE_NARROW_OPERATORS, type NarrowTerm } from "../events/filter.ts";
+import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
+import { QUEUE_NARROW_IS_OPERANDS, QUEUE_NARROW_OPERATORS } from "../events/filter.ts";
 import { CAPABILITY_NAMES, type CapabilityName } from "../events/notifier.ts";
 import { QueueError } from "../events/queues.ts";
 import { check, param, type Validator } from "../http/params.ts";
@@ -15,31 +16,14 @@ function badQueue(error: unknown, queueId: string): never {
 }
 
 /** Zulip's narrow for queues: [operator, operand] pairs, or {operator, operand, negated} objects. */
-const narrowTerms: Validator<NarrowTerm[]> = (value, name) => {
-  if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
-  return value.map((item, i) => {
-    const itemName = `${name}[${i}]`;
-    let term: NarrowTerm;
-    if (Array.isArray(item)) {
-      if (item.length !== 2) throw badRequest(`${itemName} should have exactly 2 items`);
-      term = { operator: check.string(item[0], `${itemName}[0]`), operand: check.string(item[1], `${itemName}[1]`), negated: false };
-    } else if (typeof item === "object" && item !== null) {
-      const { operator, operand, negated } = item as Record<string, unknown>;
-      term = {
-        operator: check.string(operator, `${itemName}["operator"]`),
-        operand: typeof operand === "number" ? check.int(operand, `${itemName}["operand"]`) : check.string(operand, `${itemName}["operand"]`),
-        negated: negated === undefined ? false : check.bool(negated, `${itemName}["negated"]`),
-      };
-    } else {
-      throw badRequest(`${itemName} is not a list`);
-    }
+const narrowTerms: Validator<NarrowTerm[]> = (value, name) =>
+  parseNarrow(value, name).map((term) => {
     if (!(QUEUE_NARROW_OPERATORS as readonly string[]).includes(term.operator)) throw badRequest(`Invalid narrow operator: ${term.operator}`);
     if (term.operator === "is" && !(QUEUE_NARROW_IS_OPERANDS as readonly string[]).includes(String(term.operand))) {
       throw badRequest(`Invalid narrow operand: ${String(term.operand)}`);
     }
     return term;
   });
-};
 
 /** client_capabilities: known keys are booleans; unknown ones are ignored, as Zulip does. */
 const capabilities: Validator<Record<CapabilityName, boolean>> = (value, name) => {

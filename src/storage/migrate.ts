@@ -6,6 +6,7 @@ import * as m0001 from "./migrations/0001_foundation.ts";
 import * as m0002 from "./migrations/0002_channels_groups.ts";
 import * as m0003 from "./migrations/0003_case_keys.ts";
 import * as m0004 from "./migrations/0004_user_settings.ts";
+import * as m0005 from "./migrations/0005_messages.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0002_channels_groups": m0002,
   "0003_case_keys": m0003,
   "0004_user_settings": m0004,
+  "0005_messages": m0005,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {

@@ -137,6 +137,80 @@ export interface UserGroupSubgroupTable {
   subgroup_id: number;
 }
 
+export interface RecipientTable {
+  id: Generated<number>;
+  realm_id: number;
+  /** RecipientType: 2 channel, 3 direct-message conversation. */
+  type: number;
+  channel_id: number | null;
+  /** Direct messages: the participants' IDs ascending, comma-separated. */
+  dm_key: string | null;
+}
+
+export interface MessageTable {
+  id: Generated<number>;
+  realm_id: number;
+  sender_id: number;
+  recipient_id: number;
+  channel_id: number | null;
+  topic: string;
+  /** topic lowercased (in JavaScript): topics match case-insensitively. */
+  topic_key: string;
+  content: string;
+  rendered_content: string;
+  date_sent: number;
+  sending_client: string;
+  last_edit_time: number | null;
+  last_moved_time: number | null;
+  /** JSON array of edit snapshots, newest first. */
+  edit_history: string | null;
+  has_attachment: ColumnType<boolean, boolean | undefined, boolean>;
+  has_image: ColumnType<boolean, boolean | undefined, boolean>;
+  has_link: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+export interface UserMessageTable {
+  user_id: number;
+  message_id: number;
+  /** Bit set of domain/message-flags.ts. */
+  flags: number;
+}
+
+export interface ReactionTable {
+  id: Generated<number>;
+  message_id: number;
+  user_id: number;
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+}
+
+export interface AttachmentTable {
+  id: Generated<number>;
+  realm_id: number;
+  owner_id: number;
+  path_id: string;
+  file_name: string;
+  content_type: string;
+  size: number;
+  /** Milliseconds. */
+  create_time: number;
+}
+
+export interface AttachmentMessageTable {
+  attachment_id: number;
+  message_id: number;
+}
+
+export interface UserTopicTable {
+  user_id: number;
+  channel_id: number;
+  topic: string;
+  topic_key: string;
+  visibility_policy: number;
+  last_updated: number;
+}
+
 export interface Database {
   realms: RealmTable;
   users: UserTable;
@@ -147,6 +221,13 @@ export interface Database {
   channels: ChannelTable;
   subscriptions: SubscriptionTable;
   default_channels: DefaultChannelTable;
+  recipients: RecipientTable;
+  messages: MessageTable;
+  user_messages: UserMessageTable;
+  reactions: ReactionTable;
+  attachments: AttachmentTable;
+  attachment_messages: AttachmentMessageTable;
+  user_topics: UserTopicTable;
 }
 
 /**
@@ -160,6 +241,9 @@ export const BOOLEAN_COLUMNS: ReadonlySet<string> = new Set([
   "deactivated",
   "desktop_notifications",
   "email_notifications",
+  "has_attachment",
+  "has_image",
+  "has_link",
   "history_public_to_subscribers",
   "invite_only",
   "is_active",
@@ -185,3 +269,5 @@ export type Channel = Selectable<ChannelTable>;
 export type NewChannel = Insertable<ChannelTable>;
 export type Subscription = Selectable<SubscriptionTable>;
 export type ChannelFolder = Selectable<ChannelFolderTable>;
+export type Message = Selectable<MessageTable>;
+export type Attachment = Selectable<AttachmentTable>;

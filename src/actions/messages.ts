@@ -1,0 +1,483 @@
+// Sending messages (POST /messages, and later scheduled delivery and bots):
+// resolve the conversation, check every rule, render the Markdown, then one
+// transaction writes the message, its recipients' flag rows and its
+// attachment links; the `message` events go out after the commit.
+import type { Kysely } from "kysely";
+import { canReadChannelHistory, checkCanPost, hasContentAccess } from "../domain/channels.ts";
+import { hasPermission, type Actor } from "../domain/group-settings.ts";
+import { flagNames, Flag } from "../domain/message-flags.ts";
+import {
+  checkTopic,
+  checkTopicAllowed,
+  defaultReadBySender,
+  dmKey,
+  effectiveTopicsPolicy,
+  normalizeContent,
+  parseChannelIndicator,
+  parseDirectRecipients,
+  RecipientType,
+  streamWildcardNotAllowed,
+  topicWildcardNotAllowed,
+  VisibilityPolicy,
+  WILDCARD_MENTION_THRESHOLD,
+} from "../domain/messages.ts";
+import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../domain/limits.ts";
+import { parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
+import { SystemGroup } from "../domain/system-groups.ts";
+import { USER_GROUP_SETTING_RULES } from "../domain/user-groups.ts";
+import { parseUserSettings } from "../domain/user-settings.ts";
+import { escapeHtml } from "../domain/text.ts";
+import { ApiError, badRequest } from "../errors.ts";
+import type { PendingEvents } from "../events/notifier.ts";
+import { renderMarkdown, type RenderedMessage } from "../markdown/render.ts";
+import { attachmentObjects, uploadSpaceUsed } from "../queries/attachments.ts";
+import { channelFacts } from "../queries/channels.ts";
+import { markdownContextFor } from "../queries/markdown-context.ts";
+import { formatMessage, type MessageLookups } from "../queries/messages.ts";
+import { recursiveMemberIds } from "../queries/user-groups.ts";
+import type { Services } from "../services.ts";
+import { isStorableId } from "../storage/database.ts";
+import type { Channel, Database, Realm, User } from "../storage/schema.ts";
+import { actorFor } from "./actor.ts";
+import { inRealmTransaction, type Trx } from "./transaction.ts";
+import { setVisibilityPolicy } from "./user-topics.ts";
+
+type Db = Kysely<Database> | Trx;
+
+export interface SendRequest {
+  kind: "channel" | "direct";
+  /** `to` as the client sent it (name, ID, JSON list, comma-separated emails). */
+  to: string | undefined;
+  content: string;
+  topic: string | undefined;
+  queueId?: string | undefined;
+  localId?: string | undefined;
+  readBySender?: boolean | undefined;
+  clientName: string;
+}
+
+export interface SendResult {
+  id: number;
+  automatic_new_visibility_policy?: number;
+}
+
+interface RecipientUser {
+  id: number;
+  email: string;
+  full_name: string;
+  is_active: boolean;
+  is_bot: boolean;
+  avatar_version: number;
+  settings: string;
+}
+
+/** Who gets a flags row, and the conversation's recipient row. */
+interface Conversation {
+  recipientId: number;
+  channel: Channel | null;
+  topic: string;
+  /** Users who receive the message (get a flags row and a `message` event). */
+  recipients: RecipientUser[];
+  /** Direct messages: every participant, for display_recipient. */
+  participants: RecipientUser[];
+}
+
+const RECIPIENT_COLUMNS = ["users.id", "users.email", "users.full_name", "users.is_active", "users.is_bot", "users.avatar_version", "users.settings"] as const;
+
+/** Channel recipient rows never change, so they are cached for the life of the process. */
+const channelRecipientCache = new Map<number, number>();
+
+async function recipientIdFor(db: Db, realmId: number, target: { channelId: number } | { dmKey: string }): Promise<number> {
+  if ("channelId" in target) {
+    const cached = channelRecipientCache.get(target.channelId);
+    if (cached !== undefined) return cached;
+  }
+  const find = () =>
+    "channelId" in target
+      ? db.selectFrom("recipients").select("id").where("channel_id", "=", target.channelId).executeTakeFirst()
+      : db.selectFrom("recipients").select("id").where("realm_id", "=", realmId).where("dm_key", "=", target.dmKey).executeTakeFirst();
+  let row = await find();
+  if (!row) {
+    // Several processes may create it at once; the unique index keeps one.
+    await db
+      .insertInto("recipients")
+      .values(
+        "channelId" in target
+          ? { realm_id: realmId, type: RecipientType.CHANNEL, channel_id: target.channelId, dm_key: null }
+          : { realm_id: realmId, type: RecipientType.DIRECT, channel_id: null, dm_key: target.dmKey },
+      )
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    row = await find();
+  }
+  if ("channelId" in target) channelRecipientCache.set(target.channelId, row!.id);
+  return row!.id;
+}
+
+async function botOwnerActor(db: Db, sender: User): Promise<Actor | undefined> {
+  if (!sender.is_bot || sender.bot_owner_id === null) return undefined;
+  const owner = await db.selectFrom("users").select(["id", "role", "is_active"]).where("id", "=", sender.bot_owner_id).executeTakeFirst();
+  return owner?.is_active ? actorFor(db, owner) : undefined;
+}
+
+async function channelConversation(db: Db, realm: Realm, settings: Readonly<RealmSettings>, sender: User, actor: Actor, request: SendRequest): Promise<Conversation> {
+  if (request.to === undefined) throw badRequest("Missing channel");
+  const indicator = parseChannelIndicator(request.to);
+  const query = db.selectFrom("channels").selectAll().where("realm_id", "=", realm.id);
+  let channel: Channel | undefined;
+  if (typeof indicator === "number") {
+    channel = isStorableId(indicator) ? await query.where("id", "=", indicator).executeTakeFirst() : undefined;
+    if (!channel) throw new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel with ID '${indicator}' does not exist`, { stream_id: indicator });
+  } else {
+    channel = await query.where("name_key", "=", indicator.trim().toLowerCase()).executeTakeFirst();
+    if (!channel) {
+      const name = escapeHtml(indicator);
+      throw new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel '${name}' does not exist`, { stream: name });
+    }
+  }
+  if (request.topic === undefined) throw badRequest("Missing topic");
+  const topic = checkTopic(request.topic, settings.empty_topic_display_name, MAX_TOPIC_LENGTH);
+
+  const subscriberRows = await db
+    .selectFrom("subscriptions")
+    .innerJoin("users", "users.id", "subscriptions.user_id")
+    .select(RECIPIENT_COLUMNS)
+    .where("subscriptions.channel_id", "=", channel.id)
+    .where("subscriptions.active", "=", true)
+    .where("users.is_active", "=", true)
+    .execute();
+  const subscribed = subscriberRows.some((u) => u.id === sender.id);
+  const owner = await botOwnerActor(db, sender);
+  const facts = { ...channelFacts(channel), name: channel.name };
+  // A bot may post wherever its owner may read (Zulip lets bots post to their owner's private channels).
+  const ownerSubscribed = owner !== undefined && subscriberRows.some((u) => u.id === owner.id);
+  checkCanPost(actor, facts, subscribed || (owner !== undefined && ownerSubscribed && hasContentAccess(owner, facts, true)), owner);
+  checkTopicAllowed(topic, effectiveTopicsPolicy(channel.topics_policy, settings.topics_policy), settings.empty_topic_display_name);
+
+  const recipientId = await recipientIdFor(db, realm.id, { channelId: channel.id });
+  return { recipientId, channel, topic, recipients: subscriberRows, participants: [] };
+}
+
+async function directConversation(db: Db, realm: Realm, settings: Readonly<RealmSettings>, sender: User, actor: Actor, request: SendRequest): Promise<Conversation> {
+  const parsed = request.to === undefined ? { ids: [] } : parseDirectRecipients(request.to);
+  const select = db.selectFrom("users").select(RECIPIENT_COLUMNS).select(["users.is_system_bot", "users.email_key"]).where("users.realm_id", "=", realm.id);
+  let users: (RecipientUser & { is_system_bot: boolean; email_key: string })[];
+  if ("ids" in parsed) {
+    const storable = parsed.ids.filter(isStorableId);
+    const rows = storable.length === 0 ? [] : await select.where("users.id", "in", storable).execute();
+    for (const id of parsed.ids) if (!rows.some((r) => r.id === id)) throw badRequest(`Invalid user ID ${id}`);
+    users = rows;
+  } else {
+    const keys = parsed.emails.map((e) => e.toLowerCase());
+    const rows = keys.length === 0 ? [] : await select.where("users.email_key", "in", keys).execute();
+    for (const email of parsed.emails) if (!rows.some((r) => r.email_key === email.toLowerCase())) throw badRequest(`Invalid email '${email}'`);
+    users = rows;
+  }
+  if (users.length === 0) throw badRequest("Message must have recipients");
+  for (const user of users) {
+    // Messages to deactivated bots are still refused; system bots cannot be written to.
+    if (!user.is_active || user.is_system_bot) throw badRequest(`'${user.email}' is no longer using Zulip.`);
+  }
+
+  const participants = new Map<number, RecipientUser>([[sender.id, sender], ...users.map((u) => [u.id, u] as const)]);
+  const key = dmKey(participants.keys());
+  await checkDirectMessagePermission(db, realm.id, settings, sender, actor, [...participants.values()], key);
+  const recipientId = await recipientIdFor(db, realm.id, { dmKey: key });
+  const sorted = [...participants.values()].sort((a, b) => a.id - b.id);
+  return { recipientId, channel: null, topic: "", recipients: sorted, participants: sorted };
+}
+
+/**
+ * Zulip's direct-message policies (check_can_send_direct_message): someone in
+ * the conversation must be in direct_message_permission_group, and starting a
+ * new conversation needs direct_message_initiator_group. Bots, messages to
+ * oneself and messages only to bots are exempt.
+ */
+async function checkDirectMessagePermission(
+  db: Db,
+  realmId: number,
+  settings: Readonly<RealmSettings>,
+  sender: User,
+  actor: Actor,
+  participants: readonly RecipientUser[],
+  key: string,
+): Promise<void> {
+  const others = participants.filter((u) => u.id !== sender.id);
+  if (sender.is_bot || others.every((u) => u.is_bot)) return;
+  const permission = settings.direct_message_permission_group;
+  const rule = REALM_GROUP_SETTING_RULES.direct_message_permission_group;
+  if (!hasPermission(permission, rule, actor)) {
+    const otherActors = await Promise.all(
+      others.map(async (u) => actorFor(db, await db.selectFrom("users").select(["id", "role"]).where("id", "=", u.id).executeTakeFirstOrThrow())),
+    );
+    if (!otherActors.some((a) => hasPermission(permission, rule, a))) {
+      const nobody = typeof permission === "number" && (await db.selectFrom("user_groups").select("name").where("id", "=", permission).executeTakeFirst())?.name === SystemGroup.NOBODY;
+      throw badRequest(nobody ? "Direct messages are disabled in this organization." : "This conversation does not include any users who can authorize it.");
+    }
+  }
+  if (!hasPermission(settings.direct_message_initiator_group, REALM_GROUP_SETTING_RULES.direct_message_initiator_group, actor)) {
+    const existing = await db
+      .selectFrom("messages")
+      .innerJoin("recipients", "recipients.id", "messages.recipient_id")
+      .select("messages.id")
+      .where("recipients.realm_id", "=", realmId)
+      .where("recipients.dm_key", "=", key)
+      .limit(1)
+      .executeTakeFirst();
+    if (!existing) throw badRequest("You do not have permission to initiate direct message conversations.");
+  }
+}
+
+/** Users mentioned through groups, after checking the sender may mention each group. */
+async function groupMentionedUsers(db: Db, realmId: number, actor: Actor, groupIds: readonly number[]): Promise<Set<number>> {
+  const users = new Set<number>();
+  for (const groupId of groupIds) {
+    const group = await db.selectFrom("user_groups").select(["id", "name", "can_mention_group"]).where("id", "=", groupId).where("realm_id", "=", realmId).executeTakeFirst();
+    if (!group) continue;
+    const setting = group.can_mention_group === null ? null : (JSON.parse(group.can_mention_group) as number | { direct_members: number[]; direct_subgroups: number[] });
+    if (setting !== null && !hasPermission(setting, USER_GROUP_SETTING_RULES.can_mention_group, actor)) {
+      throw badRequest(`You are not allowed to mention user group '${group.name}'.`);
+    }
+    for (const id of await recursiveMemberIds(db, group.id)) users.add(id);
+  }
+  return users;
+}
+
+/** People who took part in a topic: senders of its messages and reactors to them (Zulip's participants_for_topic). */
+async function topicParticipantCount(db: Db, channelId: number, topicKey: string, senderId: number): Promise<number> {
+  const senders = await db.selectFrom("messages").select("sender_id").distinct().where("channel_id", "=", channelId).where("topic_key", "=", topicKey).execute();
+  const reactors = await db
+    .selectFrom("reactions")
+    .innerJoin("messages", "messages.id", "reactions.message_id")
+    .select("reactions.user_id")
+    .distinct()
+    .where("messages.channel_id", "=", channelId)
+    .where("messages.topic_key", "=", topicKey)
+    .execute();
+  return new Set([senderId, ...senders.map((r) => r.sender_id), ...reactors.map((r) => r.user_id)]).size;
+}
+
+function checkWildcardMentions(rendered: RenderedMessage, settings: Readonly<RealmSettings>, actor: Actor, channelSubscribers: number, topicParticipants: () => Promise<number>): Promise<void> | void {
+  const allowed = hasPermission(settings.can_mention_many_users_group, REALM_GROUP_SETTING_RULES.can_mention_many_users_group, actor);
+  if (allowed) return;
+  if (rendered.channelWildcard && channelSubscribers > WILDCARD_MENTION_THRESHOLD) throw streamWildcardNotAllowed();
+  if (rendered.topicWildcard) {
+    return topicParticipants().then((count) => {
+      if (count > WILDCARD_MENTION_THRESHOLD) throw topicWildcardNotAllowed();
+    });
+  }
+}
+
+/** Zulip's AutomaticallyChangeVisibilityPolicy values of the two personal settings. */
+const AutoPolicy = { ON_PARTICIPATION: 1, ON_SEND: 2, ON_INITIATION: 3, NEVER: 4 } as const;
+
+/**
+ * The sender's automatic topic visibility (Zulip's get_automatic_new_visibility_policy):
+ * follow (or, in a muted channel, unmute) the topic on sending, or only when
+ * starting it. Only ever raises visibility. Returns the new policy, if any.
+ */
+async function automaticVisibilityPolicy(db: Db, sender: User, actor: Actor, channel: Channel, topicKey: string, channelMuted: boolean): Promise<number | undefined> {
+  if (sender.is_bot) return undefined;
+  const settings = parseUserSettings(sender.settings);
+  const follow = settings.automatically_follow_topics_policy;
+  const unmute = settings.automatically_unmute_topics_in_muted_streams_policy;
+  if (follow === AutoPolicy.NEVER && unmute === AutoPolicy.NEVER) return undefined;
+  const current = await db
+    .selectFrom("user_topics")
+    .select("visibility_policy")
+    .where("user_id", "=", sender.id)
+    .where("channel_id", "=", channel.id)
+    .where("topic_key", "=", topicKey)
+    .executeTakeFirst();
+  const currentPolicy = current?.visibility_policy ?? VisibilityPolicy.INHERIT;
+  if (currentPolicy === VisibilityPolicy.FOLLOWED) return undefined;
+  const onSend = (policy: number) => policy === AutoPolicy.ON_PARTICIPATION || policy === AutoPolicy.ON_SEND;
+  let wanted: number | undefined;
+  if (onSend(follow)) wanted = VisibilityPolicy.FOLLOWED;
+  else if (channelMuted && onSend(unmute)) wanted = VisibilityPolicy.UNMUTED;
+  // A topic with a policy already has messages, so it cannot be starting now.
+  if (currentPolicy === VisibilityPolicy.INHERIT && wanted !== VisibilityPolicy.FOLLOWED && (follow === AutoPolicy.ON_INITIATION || (channelMuted && unmute === AutoPolicy.ON_INITIATION))) {
+    if (await isTopicInitiation(db, sender, actor, channel, topicKey)) {
+      if (follow === AutoPolicy.ON_INITIATION) wanted = VisibilityPolicy.FOLLOWED;
+      else wanted ??= VisibilityPolicy.UNMUTED;
+    }
+  }
+  return wanted === undefined || wanted === currentPolicy ? undefined : wanted;
+}
+
+/** No message in the topic that the sender can see yet: all of it when they may read the channel's history, else their own rows. */
+async function isTopicInitiation(db: Db, sender: User, actor: Actor, channel: Channel, topicKey: string): Promise<boolean> {
+  const subscribed = (await db.selectFrom("subscriptions").select("active").where("user_id", "=", sender.id).where("channel_id", "=", channel.id).executeTakeFirst())?.active === true;
+  const history = canReadChannelHistory(actor, { ...channelFacts(channel), history_public_to_subscribers: channel.history_public_to_subscribers }, subscribed);
+  const query = history
+    ? db.selectFrom("messages").select("messages.id").where("channel_id", "=", channel.id).where("topic_key", "=", topicKey)
+    : db
+        .selectFrom("user_messages")
+        .innerJoin("messages", "messages.id", "user_messages.message_id")
+        .select("messages.id")
+        .where("user_messages.user_id", "=", sender.id)
+        .where("messages.channel_id", "=", channel.id)
+        .where("messages.topic_key", "=", topicKey);
+  return (await query.limit(1).executeTakeFirst()) === undefined;
+}
+
+export async function sendMessage(services: Services, realm: Realm, sender: User, request: SendRequest): Promise<SendResult> {
+  if ((request.queueId === undefined) !== (request.localId === undefined)) {
+    throw badRequest(request.queueId === undefined ? "Missing 'queue_id' argument" : "Missing 'local_id' argument");
+  }
+  const db = services.storage.db;
+  const settings = parseRealmSettings(realm.settings);
+  const actor = await actorFor(db, sender);
+  const content = normalizeContent(request.content, MAX_MESSAGE_LENGTH);
+
+  const conversation =
+    request.kind === "channel"
+      ? await channelConversation(db, realm, settings, sender, actor, request)
+      : await directConversation(db, realm, settings, sender, actor, request);
+  const { channel, topic } = conversation;
+  const topicKey = topic.toLowerCase();
+
+  const rendered = renderMarkdown(content, await markdownContextFor(db, services.config, realm.id, content));
+  if (channel) {
+    await checkWildcardMentions(rendered, settings, actor, conversation.recipients.length, () => topicParticipantCount(db, channel.id, topicKey, sender.id));
+  }
+  const groupMentioned = rendered.mentionedGroupIds.length > 0 ? await groupMentionedUsers(db, realm.id, actor, rendered.mentionedGroupIds) : new Set<number>();
+  const mentioned = new Set(rendered.mentionedUserIds);
+
+  const senderSubscription = channel
+    ? await db.selectFrom("subscriptions").select("is_muted").where("user_id", "=", sender.id).where("channel_id", "=", channel.id).executeTakeFirst()
+    : undefined;
+  const automaticPolicy = channel ? await automaticVisibilityPolicy(db, sender, actor, channel, topicKey, senderSubscription?.is_muted === true) : undefined;
+
+  const readBySender = request.readBySender ?? defaultReadBySender(request.clientName);
+  const flagsOf = (user: RecipientUser): number => {
+    let flags = channel ? 0 : Flag.IS_PRIVATE;
+    if (user.id === sender.id && readBySender) flags |= Flag.READ;
+    if (mentioned.has(user.id)) flags |= Flag.MENTIONED;
+    if (groupMentioned.has(user.id)) flags |= Flag.MENTIONED | Flag.GROUP_MENTIONED;
+    if (rendered.channelWildcard) flags |= Flag.STREAM_WILDCARD_MENTIONED;
+    if (rendered.topicWildcard) flags |= Flag.TOPIC_WILDCARD_MENTIONED;
+    return flags;
+  };
+  // The sender receives their own channel messages only when subscribed; direct-message senders always do.
+  const recipients = conversation.recipients;
+  const now = services.now();
+
+  const result = await inRealmTransaction(services, realm.id, async (trx, pending) => {
+    const inserted = await trx
+      .insertInto("messages")
+      .values({
+        realm_id: realm.id,
+        sender_id: sender.id,
+        recipient_id: conversation.recipientId,
+        channel_id: channel?.id ?? null,
+        topic,
+        topic_key: topicKey,
+        content,
+        rendered_content: rendered.html,
+        date_sent: now,
+        sending_client: request.clientName,
+        last_edit_time: null,
+        last_moved_time: null,
+        edit_history: null,
+        has_attachment: rendered.hasAttachment,
+        has_image: rendered.hasImage,
+        has_link: rendered.hasLink,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    const messageId = inserted.id;
+    const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
+    if (flagsByUser.size > 0) {
+      await trx
+        .insertInto("user_messages")
+        .values([...flagsByUser].map(([userId, flags]) => ({ user_id: userId, message_id: messageId, flags })))
+        .execute();
+    }
+    if (rendered.uploadPathIds.length > 0) {
+      await linkAttachments(trx, realm.id, sender.id, messageId, rendered.uploadPathIds, pending);
+    }
+    if (channel && channel.first_message_id === null) {
+      await trx.updateTable("channels").set({ first_message_id: messageId }).where("id", "=", channel.id).where("first_message_id", "is", null).execute();
+    }
+    let automatic: number | undefined;
+    if (channel && automaticPolicy !== undefined) {
+      await setVisibilityPolicy(trx, pending, realm.id, sender.id, channel.id, topic, automaticPolicy, now);
+      automatic = automaticPolicy;
+    }
+    if (channel) {
+      // Zulip's automatically_follow_topics_where_mentioned: mentioned people follow the topic.
+      for (const user of recipients) {
+        if (user.id === sender.id || user.is_bot || !(mentioned.has(user.id) || groupMentioned.has(user.id))) continue;
+        if (!parseUserSettings(user.settings).automatically_follow_topics_where_mentioned) continue;
+        await setVisibilityPolicy(trx, pending, realm.id, user.id, channel.id, topic, VisibilityPolicy.FOLLOWED, now, { unlessSet: [VisibilityPolicy.MUTED] });
+      }
+    }
+
+    const row = {
+      id: messageId,
+      realm_id: realm.id,
+      sender_id: sender.id,
+      recipient_id: conversation.recipientId,
+      channel_id: channel?.id ?? null,
+      topic,
+      topic_key: topicKey,
+      content,
+      rendered_content: rendered.html,
+      date_sent: now,
+      sending_client: request.clientName,
+      last_edit_time: null,
+      last_moved_time: null,
+      edit_history: null,
+      has_attachment: rendered.hasAttachment,
+      has_image: rendered.hasImage,
+      has_link: rendered.hasLink,
+    };
+    const lookups: MessageLookups = {
+      realmStringId: realm.string_id,
+      senders: new Map([[sender.id, sender]]),
+      channelNames: channel ? new Map([[channel.id, channel.name]]) : new Map(),
+      dmRecipients: new Map([
+        [conversation.recipientId, conversation.participants.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false }))],
+      ]),
+      reactions: new Map(),
+    };
+    const message = formatMessage(services.config, row, lookups, 0, {
+      applyMarkdown: true,
+      allowEmptyTopicName: true,
+      emptyTopicName: settings.empty_topic_display_name,
+      editHistoryVisibility: "all",
+    });
+    const { flags: _flags, ...eventMessage } = message;
+    const flags: Record<number, string[]> = {};
+    for (const [userId, bits] of flagsByUser) flags[userId] = flagNames(bits);
+    pending.addMessage(realm.id, { type: "message", message: eventMessage }, [...flagsByUser.keys()], {
+      flags,
+      rawContent: content,
+      emptyTopicName: settings.empty_topic_display_name,
+      localId: request.queueId !== undefined && request.localId !== undefined ? { queueId: request.queueId, localId: request.localId } : undefined,
+      publicChannel: channel !== null && !channel.invite_only,
+    });
+    return { id: messageId, automatic };
+  });
+  return result.automatic === undefined ? { id: result.id } : { id: result.id, automatic_new_visibility_policy: result.automatic };
+}
+
+/**
+ * Links the uploads a message references to it. As in Zulip, only the
+ * sender's own files are linked; a link to someone else's file grants nothing.
+ */
+async function linkAttachments(trx: Trx, realmId: number, senderId: number, messageId: number, pathIds: readonly string[], pending: PendingEvents): Promise<void> {
+  const attachments = await trx.selectFrom("attachments").selectAll().where("realm_id", "=", realmId).where("path_id", "in", [...new Set(pathIds)]).execute();
+  const own = attachments.filter((a) => a.owner_id === senderId);
+  if (own.length === 0) return;
+  await trx
+    .insertInto("attachment_messages")
+    .values(own.map((a) => ({ attachment_id: a.id, message_id: messageId })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  const spaceUsed = await uploadSpaceUsed(trx, senderId);
+  for (const attachment of await attachmentObjects(trx, own.map((a) => a.id))) {
+    pending.add(realmId, { type: "attachment", op: "update", attachment, upload_space_used: spaceUsed }, [senderId]);
+  }
+}

@@ -1,0 +1,61 @@
+// The lookups the Markdown renderer needs, loaded for one message: only the
+// users, groups and channels its text names (markdown/render.ts pre-scans).
+import type { Kysely, Transaction } from "kysely";
+import type { Config } from "../config.ts";
+import { referencedNames, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
+import type { Database } from "../storage/schema.ts";
+import { isStorableId } from "../storage/database.ts";
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export async function markdownContextFor(db: Db, config: Config, realmId: number, content: string): Promise<MarkdownContext> {
+  const names = referencedNames(content);
+  const userNames = [...new Set(names.userNames.map((n) => n.toLowerCase()))];
+  const userIds = names.userIds.filter(isStorableId);
+  const groupNames = [...new Set(names.groupNames.map((n) => n.toLowerCase()))];
+  const channelNames = [...new Set(names.channelNames.map((n) => n.toLowerCase()))];
+
+  const [usersByName, usersById, groups, channels] = await Promise.all([
+    userNames.length === 0
+      ? []
+      : // SQLite's lower() folds only ASCII, so the names as written are matched too.
+        db
+          .selectFrom("users")
+          .select(["id", "full_name"])
+          .where("realm_id", "=", realmId)
+          .where("is_active", "=", true)
+          .where((eb) => eb.or([eb(eb.fn("lower", ["full_name"]), "in", userNames), eb("full_name", "in", names.userNames)]))
+          .execute(),
+    userIds.length === 0
+      ? []
+      : db.selectFrom("users").select(["id", "full_name"]).where("realm_id", "=", realmId).where("is_active", "=", true).where("id", "in", userIds).execute(),
+    groupNames.length === 0
+      ? []
+      : db
+          .selectFrom("user_groups")
+          .select(["id", "name"])
+          .where("realm_id", "=", realmId)
+          .where("deactivated", "=", false)
+          .where((eb) => eb.fn("lower", ["name"]), "in", groupNames)
+          .execute(),
+    channelNames.length === 0
+      ? []
+      : db.selectFrom("channels").select(["id", "name"]).where("realm_id", "=", realmId).where("name_key", "in", channelNames).execute(),
+  ]);
+
+  const byName = new Map<string, MentionUser[]>();
+  for (const u of usersByName) {
+    const key = u.full_name.toLowerCase();
+    byName.set(key, [...(byName.get(key) ?? []), { id: u.id, fullName: u.full_name }]);
+  }
+  const byId = new Map<number, MentionUser>([...usersByName, ...usersById].map((u) => [u.id, { id: u.id, fullName: u.full_name }]));
+  const groupByName = new Map(groups.map((g) => [g.name.toLowerCase(), g]));
+  const channelByName = new Map(channels.map((c) => [c.name.toLowerCase(), c]));
+  return {
+    realmUrl: config.externalUrl,
+    usersByName: (name) => byName.get(name.toLowerCase()) ?? [],
+    userById: (id) => byId.get(id),
+    groupByName: (name) => groupByName.get(name.toLowerCase()),
+    channelByName: (name) => channelByName.get(name.toLowerCase()),
+  };
+}

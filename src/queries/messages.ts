@@ -1,0 +1,706 @@
+// Reading messages: the message object serializer (REST replies, `message`
+// events and register all use it), access checks, and GET /messages with
+// narrows and anchors.
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool, type Transaction } from "kysely";
+import type { Config } from "../config.ts";
+import { canReadChannelHistory, hasContentAccess } from "../domain/channels.ts";
+import type { Actor } from "../domain/group-settings.ts";
+import { ANY_MENTION, Flag, flagNames } from "../domain/message-flags.ts";
+import {
+  dmKey,
+  dmKeyUserIds,
+  isMeMessage,
+  LARGER_THAN_MAX_MESSAGE_ID,
+  normalizeTopicName,
+  RESOLVED_TOPIC_PREFIX,
+  VisibilityPolicy,
+} from "../domain/messages.ts";
+import { badNarrow, dmOperandItems, HAS_OPERANDS, IS_OPERANDS, MESSAGE_NARROW_OPERATORS, type NarrowTerm } from "../domain/narrow.ts";
+import { isGuest } from "../domain/roles.ts";
+import { ApiError, badRequest } from "../errors.ts";
+import { topicLinks } from "../markdown/render.ts";
+import { isStorableId, type Dialect } from "../storage/database.ts";
+import type { Database, Message, Realm } from "../storage/schema.ts";
+import { channelFacts } from "./channels.ts";
+import { avatarUrl } from "./users.ts";
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface ApiReaction {
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+  user_id: number;
+}
+
+export interface DisplayRecipientUser {
+  id: number;
+  email: string;
+  full_name: string;
+  is_mirror_dummy: boolean;
+}
+
+export interface ApiMessage {
+  id: number;
+  sender_id: number;
+  sender_email: string;
+  sender_full_name: string;
+  sender_realm_str: string;
+  avatar_url: string | null;
+  client: string;
+  content: string;
+  content_type: "text/html" | "text/x-markdown";
+  display_recipient: string | DisplayRecipientUser[];
+  recipient_id: number;
+  type: "stream" | "private";
+  stream_id?: number;
+  subject: string;
+  topic: string;
+  topic_links: { text: string; url: string }[];
+  timestamp: number;
+  is_me_message: boolean;
+  reactions: ApiReaction[];
+  submessages: unknown[];
+  flags: string[];
+  last_edit_timestamp?: number;
+  last_moved_timestamp?: number;
+  edit_history?: unknown[];
+  match_content?: string;
+  match_subject?: string;
+}
+
+/** How a client wants messages shown (GET /messages parameters, a queue's registration). */
+export interface MessageFormat {
+  applyMarkdown: boolean;
+  /** Clients without it see the empty topic under the organization's display name. */
+  allowEmptyTopicName: boolean;
+  emptyTopicName: string;
+  editHistoryVisibility: string;
+}
+
+export interface SenderInfo {
+  id: number;
+  email: string;
+  full_name: string;
+  avatar_version: number;
+}
+
+/** What serializing a set of messages needs besides their rows. */
+export interface MessageLookups {
+  realmStringId: string;
+  senders: ReadonlyMap<number, SenderInfo>;
+  channelNames: ReadonlyMap<number, string>;
+  /** Direct-message participants, by recipient ID, ascending by user ID. */
+  dmRecipients: ReadonlyMap<number, DisplayRecipientUser[]>;
+  reactions: ReadonlyMap<number, ApiReaction[]>;
+}
+
+export type MessageRow = Message & { dm_key?: string | null };
+
+/** The message object, as GET /messages and `message` events carry it. */
+export function formatMessage(config: Config, row: MessageRow, lookups: MessageLookups, flags: number | null, format: MessageFormat): ApiMessage {
+  const sender = lookups.senders.get(row.sender_id)!;
+  const isChannel = row.channel_id !== null;
+  const topic = isChannel && row.topic === "" && !format.allowEmptyTopicName ? format.emptyTopicName : row.topic;
+  const message: ApiMessage = {
+    id: row.id,
+    sender_id: row.sender_id,
+    sender_email: sender.email,
+    sender_full_name: sender.full_name,
+    sender_realm_str: lookups.realmStringId,
+    avatar_url: avatarUrl(config, sender),
+    client: row.sending_client,
+    content: format.applyMarkdown ? row.rendered_content : row.content,
+    content_type: format.applyMarkdown ? "text/html" : "text/x-markdown",
+    display_recipient: isChannel ? lookups.channelNames.get(row.channel_id!)! : lookups.dmRecipients.get(row.recipient_id)!,
+    recipient_id: row.recipient_id,
+    type: isChannel ? "stream" : "private",
+    ...(isChannel ? { stream_id: row.channel_id! } : {}),
+    subject: topic,
+    topic,
+    topic_links: isChannel ? topicLinks(row.topic) : [],
+    timestamp: row.date_sent,
+    is_me_message: isMeMessage(row.content, row.rendered_content),
+    reactions: lookups.reactions.get(row.id) ?? [],
+    submessages: [],
+    // No flags row: a message the user reads through the channel's public history.
+    flags: flags === null ? ["read", "historical"] : flagNames(flags),
+  };
+  if (row.last_edit_time !== null) message.last_edit_timestamp = row.last_edit_time;
+  if (row.last_moved_time !== null) message.last_moved_timestamp = row.last_moved_time;
+  if (row.edit_history !== null && format.editHistoryVisibility !== "none") {
+    const history = JSON.parse(row.edit_history) as Record<string, unknown>[];
+    message.edit_history = format.editHistoryVisibility === "all" ? history : history.filter((h) => !("prev_content" in h));
+  }
+  return message;
+}
+
+export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly MessageRow[]): Promise<MessageLookups> {
+  const senderIds = new Set<number>();
+  const channelIds = new Set<number>();
+  const dmRecipientIds = new Set<number>();
+  for (const row of rows) {
+    senderIds.add(row.sender_id);
+    if (row.channel_id !== null) channelIds.add(row.channel_id);
+    else dmRecipientIds.add(row.recipient_id);
+  }
+  const ids = rows.map((r) => r.id);
+  const [dmRows, channelRows, reactionRows] = await Promise.all([
+    dmRecipientIds.size === 0 ? [] : db.selectFrom("recipients").select(["id", "dm_key"]).where("id", "in", [...dmRecipientIds]).execute(),
+    channelIds.size === 0 ? [] : db.selectFrom("channels").select(["id", "name"]).where("id", "in", [...channelIds]).execute(),
+    ids.length === 0
+      ? []
+      : db
+          .selectFrom("reactions")
+          .select(["reactions.message_id", "reactions.emoji_name", "reactions.emoji_code", "reactions.reaction_type", "reactions.user_id"])
+          .where("reactions.message_id", "in", ids)
+          .orderBy("reactions.id")
+          .execute(),
+  ]);
+  const participantIds = new Set<number>(senderIds);
+  for (const r of dmRows) for (const id of dmKeyUserIds(r.dm_key!)) participantIds.add(id);
+  const users = await db.selectFrom("users").select(["id", "email", "full_name", "avatar_version"]).where("id", "in", [...participantIds]).execute();
+  const byId = new Map(users.map((u) => [u.id, u]));
+  const dmRecipients = new Map<number, DisplayRecipientUser[]>();
+  for (const r of dmRows) {
+    dmRecipients.set(
+      r.id,
+      dmKeyUserIds(r.dm_key!).map((id) => {
+        const u = byId.get(id)!;
+        return { id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false };
+      }),
+    );
+  }
+  const reactions = new Map<number, ApiReaction[]>();
+  for (const r of reactionRows) {
+    let list = reactions.get(r.message_id);
+    if (!list) reactions.set(r.message_id, (list = []));
+    list.push({ emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type, user_id: r.user_id });
+  }
+  return {
+    realmStringId: realm.string_id,
+    senders: byId,
+    channelNames: new Map(channelRows.map((c) => [c.id, c.name])),
+    dmRecipients,
+    reactions,
+  };
+}
+
+/** Serializes rows with their flags for one viewer. */
+export async function messageObjects(
+  db: Db,
+  config: Config,
+  realm: Realm,
+  rows: readonly (MessageRow & { flags: number | null })[],
+  format: MessageFormat,
+): Promise<ApiMessage[]> {
+  const lookups = await loadMessageLookups(db, realm, rows);
+  return rows.map((row) => formatMessage(config, row, lookups, row.flags, format));
+}
+
+// ---------------------------------------------------------------------------
+// Access
+
+export interface ReadableMessage {
+  row: MessageRow;
+  /** The viewer's flags row, or null when they read it through channel history. */
+  flags: number | null;
+}
+
+/**
+ * A message the user may read, or undefined (Zulip's has_message_access):
+ * direct messages they received; channel messages only while they have
+ * content access to the channel, and then any of them if its history is
+ * public to subscribers, else only those they received.
+ */
+export async function readableMessage(db: Db, realmId: number, actor: Actor, messageId: number): Promise<ReadableMessage | undefined> {
+  if (!isStorableId(messageId)) return undefined;
+  const row = await db
+    .selectFrom("messages as m")
+    .leftJoin("user_messages as um", (j) => j.onRef("um.message_id", "=", "m.id").on("um.user_id", "=", actor.id))
+    .selectAll("m")
+    .select("um.flags")
+    .where("m.id", "=", messageId)
+    .where("m.realm_id", "=", realmId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { flags, ...message } = row;
+  if (message.channel_id === null) return flags === null ? undefined : { row: message, flags };
+  const channel = await db.selectFrom("channels").selectAll().where("id", "=", message.channel_id).executeTakeFirstOrThrow();
+  const facts = channelFacts(channel);
+  const subscribed = await isSubscribed(db, actor.id, channel.id);
+  if (!hasContentAccess(actor, facts, subscribed)) return undefined;
+  if (flags === null && !channel.history_public_to_subscribers) return undefined;
+  return { row: message, flags };
+}
+
+async function isSubscribed(db: Db, userId: number, channelId: number): Promise<boolean> {
+  const sub = await db.selectFrom("subscriptions").select("active").where("user_id", "=", userId).where("channel_id", "=", channelId).executeTakeFirst();
+  return sub?.active === true;
+}
+
+// ---------------------------------------------------------------------------
+// Narrows
+
+type Eb = ExpressionBuilder<Database & { m: Database["messages"]; um: Database["user_messages"] }, "m" | "um">;
+type Condition = (eb: Eb) => Expression<SqlBool>;
+
+/** A narrow resolved against the database: SQL conditions, and whether channel history may be included. */
+export interface ResolvedNarrow {
+  conditions: Condition[];
+  /** Zulip's ok_to_include_history: read messages (not only flags rows) of the narrowed channel(s). */
+  includeHistory: boolean;
+  /** Words of search terms, for highlighting. */
+  searchWords: string[];
+  /** The narrow asks about flags, so only messages with a flags row can match. */
+  needsFlags: boolean;
+  /** It names a channel the user cannot read: Zulip answers with no messages rather than an error. */
+  inaccessible: boolean;
+}
+
+interface NarrowContext {
+  db: Db;
+  dialect: Dialect;
+  realmId: number;
+  actor: Actor;
+  /** The organization's name for the empty topic, which a topic operand may use. */
+  emptyTopicName: string;
+}
+
+async function userIdFor(ctx: NarrowContext, operand: string | number): Promise<number | undefined> {
+  if (typeof operand === "number") {
+    if (!isStorableId(operand)) return undefined;
+    const row = await ctx.db.selectFrom("users").select("id").where("realm_id", "=", ctx.realmId).where("id", "=", operand).executeTakeFirst();
+    return row?.id;
+  }
+  const key = operand.trim().toLowerCase();
+  if (key === "me") return ctx.actor.id;
+  const row = await ctx.db.selectFrom("users").select("id").where("realm_id", "=", ctx.realmId).where("email_key", "=", key).executeTakeFirst();
+  return row?.id;
+}
+
+async function channelFor(ctx: NarrowContext, operand: string | number) {
+  const query = ctx.db.selectFrom("channels").selectAll().where("realm_id", "=", ctx.realmId);
+  if (typeof operand === "number") return isStorableId(operand) ? query.where("id", "=", operand).executeTakeFirst() : undefined;
+  // A channel ID given as a string is accepted too, as Zulip does.
+  if (/^\d+$/.test(operand)) return channelFor(ctx, Number(operand));
+  return query.where("name_key", "=", operand.trim().toLowerCase()).executeTakeFirst();
+}
+
+const never: Condition = () => sql<SqlBool>`1 = 0`;
+
+function flagSet(bits: number): Condition {
+  return (eb) => eb(sql<number>`(${eb.ref("um.flags")} & ${sql.lit(bits)})`, "<>", 0);
+}
+
+/** Words of a search operand, for the full-text index and highlighting. */
+export function searchWords(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}_]+/u)
+    .filter((w) => w !== "");
+}
+
+function searchCondition(dialect: Dialect, words: string[]): Condition {
+  if (words.length === 0) return () => sql<SqlBool>`1 = 1`;
+  if (dialect === "postgres") {
+    const query = words.join(" ");
+    return () => sql<SqlBool>`m.search_tsv @@ plainto_tsquery('simple', ${query})`;
+  }
+  const match = words.map((w) => `"${w.replace(/"/g, '""')}"`).join(" ");
+  return (eb) => eb("m.id", "in", sql<number>`(SELECT rowid FROM messages_fts WHERE messages_fts MATCH ${match})`);
+}
+
+/** Resolves each term; unknown operators, channels and users are Zulip's BAD_NARROW errors. */
+export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly NarrowTerm[]): Promise<ResolvedNarrow> {
+  const narrow = await replaceWithOperator(ctx, narrowAsGiven);
+  const conditions: Condition[] = [];
+  let includeHistory = false;
+  let needsFlags = false;
+  let inaccessible = false;
+  const words: string[] = [];
+  for (const term of narrow) {
+    if (!MESSAGE_NARROW_OPERATORS.has(term.operator)) throw badNarrow(`unknown operator ${term.operator}`);
+    let condition: Condition;
+    const operand = term.operand;
+    switch (term.operator) {
+      case "channel": {
+        if (Array.isArray(operand)) throw badNarrow("unknown channel");
+        const channel = await channelFor(ctx, operand);
+        if (!channel) throw badNarrow(`unknown channel ${String(operand)}`);
+        condition = (eb) => eb("m.channel_id", "=", channel.id);
+        if (!term.negated) {
+          const subscribed = await isSubscribed(ctx.db, ctx.actor.id, channel.id);
+          const facts = channelFacts(channel);
+          if (!hasContentAccess(ctx.actor, facts, subscribed)) inaccessible = true;
+          includeHistory = canReadChannelHistory(ctx.actor, { ...facts, history_public_to_subscribers: channel.history_public_to_subscribers }, subscribed);
+        }
+        break;
+      }
+      case "channels": {
+        if (operand !== "public" && operand !== "web-public") throw badNarrow(`unknown 'channels' operand ${String(operand)}`);
+        const rows = await ctx.db
+          .selectFrom("channels")
+          .select("id")
+          .where("realm_id", "=", ctx.realmId)
+          .where("invite_only", "=", false)
+          .$if(operand === "web-public", (q) => q.where("is_web_public", "=", true))
+          .execute();
+        const ids = rows.map((r) => r.id);
+        condition = ids.length === 0 ? never : (eb) => eb("m.channel_id", "in", ids);
+        if (!term.negated && operand === "public" && !isGuest(ctx.actor.role)) includeHistory = true;
+        break;
+      }
+      case "topic": {
+        const topicKey = normalizeTopicName(String(operand), ctx.emptyTopicName).toLowerCase();
+        condition = (eb) => eb.and([eb("m.channel_id", "is not", null), eb("m.topic_key", "=", topicKey)]);
+        break;
+      }
+      case "sender": {
+        if (Array.isArray(operand)) throw badNarrow("unknown user");
+        const id = await userIdFor(ctx, operand);
+        if (id === undefined) throw badNarrow(`unknown user ${String(operand)}`);
+        condition = (eb) => eb("m.sender_id", "=", id);
+        break;
+      }
+      case "dm": {
+        const ids: number[] = [];
+        for (const item of dmOperandItems(operand)) {
+          const id = await userIdFor(ctx, item);
+          if (id === undefined) throw badNarrow(`unknown user in ${String(operand)}`);
+          ids.push(id);
+        }
+        if (ids.length === 0) throw badNarrow("unknown user");
+        const recipient = await ctx.db
+          .selectFrom("recipients")
+          .select("id")
+          .where("realm_id", "=", ctx.realmId)
+          .where("dm_key", "=", dmKey([...ids, ctx.actor.id]))
+          .executeTakeFirst();
+        condition = recipient ? (eb) => eb("m.recipient_id", "=", recipient.id) : never;
+        break;
+      }
+      case "dm-including": {
+        if (Array.isArray(operand)) throw badNarrow("unknown user");
+        const id = await userIdFor(ctx, operand);
+        if (id === undefined) throw badNarrow(`unknown user ${String(operand)}`);
+        condition = (eb) =>
+          eb.and([
+            eb("m.channel_id", "is", null),
+            id === ctx.actor.id
+              ? sql<SqlBool>`1 = 1`
+              : eb.exists(
+                  eb
+                    .selectFrom("user_messages as other")
+                    .select("other.message_id")
+                    .whereRef("other.message_id", "=", "m.id")
+                    .where("other.user_id", "=", id),
+                ),
+          ]);
+        break;
+      }
+      case "is": {
+        const name = String(operand);
+        if (!IS_OPERANDS.has(name)) throw badNarrow(`unknown 'is' operand ${name}`);
+        condition = isCondition(ctx, name);
+        if (name !== "resolved" && name !== "followed") needsFlags = true;
+        break;
+      }
+      case "has": {
+        const name = String(operand);
+        if (!HAS_OPERANDS.has(name)) throw badNarrow(`unknown 'has' operand ${name}`);
+        condition =
+          name === "reaction"
+            ? (eb) => eb.exists(eb.selectFrom("reactions as r").select("r.id").whereRef("r.message_id", "=", "m.id"))
+            : (eb) => eb(name === "link" ? "m.has_link" : name === "image" ? "m.has_image" : "m.has_attachment", "=", true);
+        break;
+      }
+      case "search": {
+        const found = searchWords(String(operand));
+        if (!term.negated) words.push(...found);
+        condition = searchCondition(ctx.dialect, found);
+        break;
+      }
+      case "id": {
+        const id = typeof operand === "number" ? operand : /^\d+$/.test(String(operand)) ? Number(operand) : NaN;
+        if (!isStorableId(id)) throw badNarrow(`Invalid message ID ${String(operand)}`);
+        condition = (eb) => eb("m.id", "=", id);
+        break;
+      }
+      default:
+        // "near" and "with" only steer the anchor and the conversation (routes/messages resolves "with").
+        continue;
+    }
+    conditions.push(term.negated ? (eb) => eb.not(condition(eb)) : condition);
+  }
+  if (needsFlags) includeHistory = false;
+  return { conditions, includeHistory, searchWords: words, needsFlags, inaccessible };
+}
+
+const CONVERSATION_OPERATORS = new Set(["channel", "topic", "dm"]);
+
+/**
+ * Zulip's "with" operator: the conversation that message is in now (it may
+ * have moved), replacing the narrow's channel, topic and dm terms. A message
+ * the user cannot read leaves the narrow as it is, if that names a conversation.
+ */
+async function replaceWithOperator(ctx: NarrowContext, narrow: readonly NarrowTerm[]): Promise<readonly NarrowTerm[]> {
+  const withTerms = narrow.filter((t) => t.operator === "with");
+  if (withTerms.length === 0) return narrow;
+  if (withTerms.length > 1) throw new ApiError(400, "BAD_NARROW", "Invalid narrow operator combination: Duplicate 'with' operators.");
+  const operand = withTerms[0]!.operand;
+  const id = typeof operand === "number" ? operand : /^\d+$/.test(String(operand)) ? Number(operand) : NaN;
+  const found = Number.isSafeInteger(id) ? await readableMessage(ctx.db, ctx.realmId, ctx.actor, id) : undefined;
+  if (!found) {
+    if (narrow.some((t) => !t.negated && CONVERSATION_OPERATORS.has(t.operator))) return narrow.filter((t) => t.operator !== "with");
+    throw badNarrow("Invalid 'with' operator");
+  }
+  const rest = narrow.filter((t) => t.operator !== "with" && !CONVERSATION_OPERATORS.has(t.operator));
+  const { row } = found;
+  if (row.channel_id !== null) {
+    return [{ operator: "channel", operand: row.channel_id, negated: false }, { operator: "topic", operand: row.topic, negated: false }, ...rest];
+  }
+  const recipient = await ctx.db.selectFrom("recipients").select("dm_key").where("id", "=", row.recipient_id).executeTakeFirstOrThrow();
+  const others = dmKeyUserIds(recipient.dm_key!).filter((u) => u !== ctx.actor.id);
+  return [{ operator: "dm", operand: others.length === 0 ? [ctx.actor.id] : others, negated: false }, ...rest];
+}
+
+function isCondition(ctx: NarrowContext, name: string): Condition {
+  const topicPolicy = (policy: number): Condition => (eb) =>
+    eb.exists(
+      eb
+        .selectFrom("user_topics as ut")
+        .select("ut.user_id")
+        .where("ut.user_id", "=", ctx.actor.id)
+        .whereRef("ut.channel_id", "=", "m.channel_id")
+        .whereRef("ut.topic_key", "=", "m.topic_key")
+        .where("ut.visibility_policy", "=", policy),
+    );
+  switch (name) {
+    case "dm":
+      return flagSet(Flag.IS_PRIVATE);
+    case "starred":
+      return flagSet(Flag.STARRED);
+    case "mentioned":
+      return flagSet(ANY_MENTION);
+    case "alerted":
+      return flagSet(Flag.HAS_ALERT_WORD);
+    case "unread":
+      return (eb) => eb(sql<number>`(${eb.ref("um.flags")} & 1)`, "=", 0);
+    case "resolved":
+      return (eb) => eb("m.topic", "like", `${RESOLVED_TOPIC_PREFIX}%`);
+    case "followed":
+      return topicPolicy(VisibilityPolicy.FOLLOWED);
+    case "muted": {
+      // Muted topics, and topics of muted channels that the user has not unmuted or followed.
+      const mutedTopic = topicPolicy(VisibilityPolicy.MUTED);
+      const unmutedTopic = topicPolicy(VisibilityPolicy.UNMUTED);
+      const followedTopic = topicPolicy(VisibilityPolicy.FOLLOWED);
+      return (eb) =>
+        eb.and([
+          eb("m.channel_id", "is not", null),
+          eb.or([
+            mutedTopic(eb),
+            eb.and([
+              eb.exists(
+                eb
+                  .selectFrom("subscriptions as s")
+                  .select("s.user_id")
+                  .where("s.user_id", "=", ctx.actor.id)
+                  .whereRef("s.channel_id", "=", "m.channel_id")
+                  .where("s.is_muted", "=", true),
+              ),
+              eb.not(unmutedTopic(eb)),
+              eb.not(followedTopic(eb)),
+            ]),
+          ]),
+        ]);
+    }
+    default:
+      return never;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// GET /messages
+
+export type Anchor = number | "newest" | "oldest" | "first_unread";
+
+export interface FetchRequest {
+  anchor: Anchor;
+  includeAnchor: boolean;
+  numBefore: number;
+  numAfter: number;
+  narrow: readonly NarrowTerm[];
+  format: MessageFormat;
+}
+
+export interface FetchResult {
+  messages: ApiMessage[];
+  anchor: number;
+  found_anchor: boolean;
+  found_oldest: boolean;
+  found_newest: boolean;
+  history_limited: boolean;
+}
+
+type SelectedRow = MessageRow & { flags: number | null };
+
+function narrowedQuery(db: Db, realmId: number, userId: number, resolved: ResolvedNarrow) {
+  const base = resolved.includeHistory
+    ? db
+        .selectFrom("messages as m")
+        .leftJoin("user_messages as um", (j) => j.onRef("um.message_id", "=", "m.id").on("um.user_id", "=", userId))
+        .where("m.realm_id", "=", realmId)
+    : db.selectFrom("user_messages as um").innerJoin("messages as m", "m.id", "um.message_id").where("um.user_id", "=", userId);
+  const query = base.selectAll("m").select("um.flags");
+  return resolved.conditions.length === 0 ? query : query.where((eb) => eb.and(resolved.conditions.map((c) => c(eb as unknown as Eb))));
+}
+
+export async function fetchMessages(
+  db: Db,
+  dialect: Dialect,
+  config: Config,
+  realm: Realm,
+  actor: Actor,
+  request: FetchRequest,
+): Promise<FetchResult> {
+  const resolved = await resolveNarrow({ db, dialect, realmId: realm.id, actor, emptyTopicName: request.format.emptyTopicName }, request.narrow);
+  if (resolved.inaccessible) {
+    return { messages: [], anchor: LARGER_THAN_MAX_MESSAGE_ID, found_anchor: false, found_oldest: true, found_newest: true, history_limited: false };
+  }
+  // Flag rows are ordered by their own key, so per-user fetches walk the (user_id, message_id) index.
+  const idColumn = resolved.includeHistory ? ("m.id" as const) : ("um.message_id" as const);
+
+  let anchor: number;
+  let anchoredToLeft = false;
+  let anchoredToRight = false;
+  if (request.anchor === "newest") {
+    anchor = LARGER_THAN_MAX_MESSAGE_ID;
+    anchoredToRight = true;
+  } else if (request.anchor === "oldest") {
+    anchor = 0;
+    anchoredToLeft = true;
+  } else if (request.anchor === "first_unread") {
+    const first = await db
+      .selectFrom("user_messages as um")
+      .innerJoin("messages as m", "m.id", "um.message_id")
+      .select("um.message_id")
+      .where("um.user_id", "=", actor.id)
+      .where((eb) => eb.and([eb(sql<number>`(${eb.ref("um.flags")} & 1)`, "=", 0), ...resolved.conditions.map((c) => c(eb as unknown as Eb))]))
+      .orderBy("um.message_id", "asc")
+      .limit(1)
+      .executeTakeFirst();
+    if (first) {
+      anchor = first.message_id;
+    } else {
+      anchor = LARGER_THAN_MAX_MESSAGE_ID;
+      anchoredToRight = true;
+    }
+  } else {
+    anchor = request.anchor;
+  }
+
+  const query = () => narrowedQuery(db, realm.id, actor.id, resolved);
+  const numBefore = anchoredToLeft ? 0 : request.numBefore;
+  const numAfter = anchoredToRight ? 0 : request.numAfter;
+  const [before, atAnchor, after] = await Promise.all([
+    numBefore > 0 ? query().where(idColumn, "<", anchor).orderBy(idColumn, "desc").limit(numBefore).execute() : [],
+    request.includeAnchor && !anchoredToLeft && !anchoredToRight ? query().where(idColumn, "=", anchor).execute() : [],
+    numAfter > 0 ? query().where(idColumn, anchoredToLeft ? ">=" : ">", anchor).orderBy(idColumn, "asc").limit(numAfter).execute() : [],
+  ]);
+  const rows: SelectedRow[] = [...(before as SelectedRow[]).reverse(), ...(atAnchor as SelectedRow[]), ...(after as SelectedRow[])];
+  const messages = await messageObjects(db, config, realm, rows, request.format);
+  if (resolved.searchWords.length > 0) {
+    for (const message of messages) highlightMatches(message, resolved.searchWords, request.format.applyMarkdown);
+  }
+  return {
+    messages,
+    anchor,
+    found_anchor: atAnchor.length === 1,
+    found_oldest: anchoredToLeft || before.length < request.numBefore,
+    found_newest: anchoredToRight || after.length < request.numAfter,
+    history_limited: false,
+  };
+}
+
+/** GET /messages with message_ids: those of the messages that the user may read and that match the narrow, in ID order. */
+export async function fetchMessagesByIds(
+  db: Db,
+  dialect: Dialect,
+  config: Config,
+  realm: Realm,
+  actor: Actor,
+  messageIds: readonly number[],
+  narrow: readonly NarrowTerm[],
+  format: MessageFormat,
+): Promise<ApiMessage[]> {
+  const ids = [...new Set(messageIds.filter(isStorableId))];
+  if (ids.length === 0) return [];
+  const resolved = await resolveNarrow({ db, dialect, realmId: realm.id, actor, emptyTopicName: format.emptyTopicName }, narrow);
+  if (resolved.inaccessible) return [];
+  // Read through the message table with the viewer's flags, then keep what has_message_access allows.
+  const rows = (await narrowedQuery(db, realm.id, actor.id, { ...resolved, includeHistory: true }).where("m.id", "in", ids).orderBy("m.id").execute()) as SelectedRow[];
+  const readable: SelectedRow[] = [];
+  for (const row of rows) {
+    if (row.flags !== null && row.channel_id === null) readable.push(row);
+    else if (resolved.needsFlags && row.flags === null) continue;
+    else if (await readableMessage(db, realm.id, actor, row.id)) readable.push(row);
+  }
+  const messages = await messageObjects(db, config, realm, readable, format);
+  if (resolved.searchWords.length > 0) for (const message of messages) highlightMatches(message, resolved.searchWords, format.applyMarkdown);
+  return messages;
+}
+
+/** IDs among `messageIds` that the user may read and that match the narrow (GET /messages/matches_narrow). */
+export async function matchingMessages(
+  db: Db,
+  dialect: Dialect,
+  config: Config,
+  realm: Realm,
+  actor: Actor,
+  messageIds: readonly number[],
+  narrow: readonly NarrowTerm[],
+  format: MessageFormat,
+): Promise<Record<string, { match_content: string; match_subject: string }>> {
+  const ids = messageIds.filter(isStorableId);
+  if (ids.length === 0) return {};
+  const resolved = await resolveNarrow({ db, dialect, realmId: realm.id, actor, emptyTopicName: format.emptyTopicName }, narrow);
+  // Only messages the user received, as Zulip's matches_narrow does.
+  const rows = (await narrowedQuery(db, realm.id, actor.id, { ...resolved, includeHistory: false }).where("um.message_id", "in", ids).execute()) as SelectedRow[];
+  const messages = await messageObjects(db, config, realm, rows, format);
+  const result: Record<string, { match_content: string; match_subject: string }> = {};
+  for (const message of messages) {
+    highlightMatches(message, resolved.searchWords, format.applyMarkdown);
+    result[message.id] = { match_content: message.match_content!, match_subject: message.match_subject! };
+  }
+  return result;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Zulip's search highlighting: matched words wrapped in <span class="highlight"> outside HTML tags. */
+export function highlightMatches(message: ApiMessage, words: readonly string[], isHtml: boolean): void {
+  const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const highlight = (text: string): string => {
+    if (words.length === 0) return text;
+    const pattern = new RegExp(`(?<![\\p{L}\\p{N}_])(${words.map(escapeRegExp).join("|")})(?![\\p{L}\\p{N}_])`, "giu");
+    // Split into tags and text so attributes are never touched.
+    return text
+      .split(/(<[^>]*>)/)
+      .map((part) => (part.startsWith("<") ? part : part.replace(pattern, '<span class="highlight">$1</span>')))
+      .join("");
+  };
+  message.match_content = highlight(isHtml ? message.content : escape(message.content));
+  message.match_subject = highlight(escape(message.subject));
+}
+
+/** Whether `messageId` exists and the user may read it, for routes that act on one message. */
+export async function accessibleMessage(db: Db, realmId: number, actor: Actor, messageId: number): Promise<ReadableMessage> {
+  const found = await readableMessage(db, realmId, actor, messageId);
+  if (!found) throw badRequest("Invalid message(s)");
+  return found;
+}
+

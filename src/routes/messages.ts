@@ -1,0 +1,180 @@
+import { sendMessage } from "../actions/messages.ts";
+import { updateUserTopic } from "../actions/user-topics.ts";
+import { actorFor } from "../actions/actor.ts";
+import { clientName, MAX_MESSAGES_PER_FETCH } from "../domain/messages.ts";
+import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
+import { parseRealmSettings } from "../domain/realm-settings.ts";
+import { ApiError, badRequest } from "../errors.ts";
+import { check, param, type Validator } from "../http/params.ts";
+import { defineRoute, type ApiRequest } from "../http/route.ts";
+import { renderMarkdown } from "../markdown/render.ts";
+import { markdownContextFor } from "../queries/markdown-context.ts";
+import { accessibleMessage, fetchMessages, fetchMessagesByIds, formatMessage, loadMessageLookups, matchingMessages, type Anchor, type MessageFormat } from "../queries/messages.ts";
+
+const narrow: Validator<NarrowTerm[]> = (value, name) => parseNarrow(value, name);
+
+/** anchor: a message ID, or "newest", "oldest", "first_unread" (Zulip's parse_anchor_value). */
+const anchor: Validator<Anchor> = (value) => {
+  if (value === "newest" || value === "oldest" || value === "first_unread") return value;
+  const id = typeof value === "number" ? value : typeof value === "string" && /^-?\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(id)) throw badRequest("Invalid anchor");
+  // Negative anchors mean the oldest message, huge ones the newest, as Zulip clamps them.
+  return Math.min(Math.max(id, 0), 10000000000000000);
+};
+
+const nonNegative = (name: string, value: number | undefined): number => {
+  if (value !== undefined && value < 0) throw badRequest(`${name} is too small`);
+  return value ?? 0;
+};
+
+function messageFormat(request: ApiRequest, applyMarkdown: boolean, allowEmptyTopicName: boolean): MessageFormat {
+  const settings = parseRealmSettings(request.realm.settings);
+  return {
+    applyMarkdown,
+    allowEmptyTopicName,
+    emptyTopicName: settings.empty_topic_display_name,
+    editHistoryVisibility: settings.message_edit_history_visibility_policy,
+  };
+}
+
+export const messageRoutes = [
+  defineRoute({
+    method: "POST",
+    path: "/messages",
+    auth: "api",
+    params: {
+      type: param.choice(["direct", "private", "stream", "channel"] as const).required(),
+      to: param.string(),
+      content: param.string().required(),
+      topic: param.string(),
+      subject: param.string(),
+      queue_id: param.string(),
+      local_id: param.string(),
+      read_by_sender: param.bool(),
+      client: param.string(),
+    },
+    handler: async (request, p) => {
+      if (p.topic !== undefined && p.subject !== undefined) {
+        throw new ApiError(400, "REQUEST_CONFUSING_VAR", "Can't decide between 'topic' and 'subject' arguments", { var_name1: "topic", var_name2: "subject" });
+      }
+      const result = await sendMessage(request.services, request.realm, request.user, {
+        kind: p.type === "stream" || p.type === "channel" ? "channel" : "direct",
+        to: p.to,
+        content: p.content,
+        topic: p.topic ?? p.subject,
+        queueId: p.queue_id,
+        localId: p.local_id,
+        readBySender: p.read_by_sender,
+        clientName: clientName(p.client, request.http.headers["user-agent"]),
+      });
+      return { ...result };
+    },
+  }),
+
+  defineRoute({
+    method: "GET",
+    path: "/messages",
+    auth: "api",
+    params: {
+      anchor: param.jsonOrString(anchor),
+      include_anchor: param.bool().default(true),
+      num_before: param.int(),
+      num_after: param.int(),
+      narrow: param.json(check.nullable(narrow)),
+      client_gravatar: param.bool().default(true),
+      apply_markdown: param.bool().default(true),
+      use_first_unread_anchor: param.bool().default(false),
+      allow_empty_topic_name: param.bool().default(false),
+      message_ids: param.json(check.list(check.int)),
+    },
+    handler: async (request, p) => {
+      const db = request.services.storage.db;
+      const format = messageFormat(request, p.apply_markdown, p.allow_empty_topic_name);
+      const actor = await actorFor(db, request.user);
+      const terms = p.narrow ?? [];
+      if (p.message_ids !== undefined) {
+        if (p.num_before !== undefined || p.num_after !== undefined || p.anchor !== undefined || p.use_first_unread_anchor) {
+          throw badRequest("Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor");
+        }
+        if (p.message_ids.length > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+        const messages = await fetchMessagesByIds(db, request.services.storage.dialect, request.services.config, request.realm, actor, p.message_ids, terms, format);
+        return { messages, found_anchor: false, found_oldest: false, found_newest: false, history_limited: false };
+      }
+      const chosen: Anchor | undefined = p.use_first_unread_anchor ? "first_unread" : p.anchor;
+      if (chosen === undefined) throw new ApiError(400, "BAD_REQUEST", "Missing 'anchor' argument.");
+      const numBefore = nonNegative("num_before", p.num_before);
+      const numAfter = nonNegative("num_after", p.num_after);
+      if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+      if (numBefore > 0 && numAfter > 0 && !p.include_anchor) throw badRequest("The anchor can only be excluded at an end of the range");
+      const result = await fetchMessages(db, request.services.storage.dialect, request.services.config, request.realm, actor, {
+        anchor: chosen,
+        includeAnchor: p.include_anchor,
+        numBefore,
+        numAfter,
+        narrow: terms,
+        format,
+      });
+      return { ...result };
+    },
+  }),
+
+  defineRoute({
+    method: "GET",
+    path: "/messages/matches_narrow",
+    auth: "api",
+    params: {
+      msg_ids: param.json(check.list(check.int)).required(),
+      narrow: param.json(narrow).required(),
+    },
+    handler: async (request, p) => {
+      const db = request.services.storage.db;
+      const actor = await actorFor(db, request.user);
+      const messages = await matchingMessages(db, request.services.storage.dialect, request.services.config, request.realm, actor, p.msg_ids, p.narrow, messageFormat(request, true, false));
+      return { messages };
+    },
+  }),
+
+  defineRoute({
+    method: "GET",
+    path: "/messages/:message_id",
+    auth: "api",
+    params: {
+      message_id: param.int().required(),
+      apply_markdown: param.bool().default(true),
+      allow_empty_topic_name: param.bool().default(false),
+    },
+    handler: async (request, p) => {
+      const db = request.services.storage.db;
+      const actor = await actorFor(db, request.user);
+      const { row, flags } = await accessibleMessage(db, request.realm.id, actor, p.message_id);
+      const lookups = await loadMessageLookups(db, request.realm, [row]);
+      const message = formatMessage(request.services.config, row, lookups, flags, messageFormat(request, p.apply_markdown, p.allow_empty_topic_name));
+      return { raw_content: row.content, message };
+    },
+  }),
+
+  defineRoute({
+    method: "POST",
+    path: "/messages/render",
+    auth: "api",
+    params: { content: param.string().required() },
+    handler: async (request, p) => {
+      const context = await markdownContextFor(request.services.storage.db, request.services.config, request.realm.id, p.content);
+      return { rendered: renderMarkdown(p.content, context).html };
+    },
+  }),
+
+  defineRoute({
+    method: "POST",
+    path: "/user_topics",
+    auth: "api",
+    params: {
+      stream_id: param.int().required(),
+      topic: param.string().required(),
+      visibility_policy: param.int().required(),
+    },
+    handler: async (request, p) => {
+      await updateUserTopic(request.services, request.realm, request.user, p.stream_id, p.topic, p.visibility_policy);
+    },
+  }),
+];
