@@ -184,7 +184,7 @@ describe("POST /users/me/subscriptions: the response", () => {
     const a = uniqueName("Resp A");
     const b = uniqueName("Resp B");
     const first = assertSuccess(await subscribe(u().member, { subscriptions: [{ name: a }, { name: b }] }));
-    assert.deepEqual(first, { result: "success", msg: "", subscribed: { [u().member.id]: [a, b] }, already_subscribed: {} });
+    assert.deepEqual(first, { result: "success", msg: "", subscribed: { [u().member.id]: [a, b] }, already_subscribed: {}, new_subscription_messages_sent: true });
     const again = assertSuccess(await subscribe(u().member, { subscriptions: [{ name: ` ${a.toUpperCase()} ` }, { name: b.toLowerCase() }] }));
     assert.deepEqual(again, { result: "success", msg: "", subscribed: {}, already_subscribed: { [u().member.id]: [a, b] } });
     const c = uniqueName("Resp C");
@@ -220,7 +220,7 @@ describe("POST /users/me/subscriptions: the response", () => {
     );
 
     const body = assertSuccess(await subscribe(u().member, { subscriptions: [{ name: fresh }, { name: priv.name.toUpperCase() }], authorization_errors_fatal: false }));
-    assert.deepEqual(body, { result: "success", msg: "", subscribed: { [u().member.id]: [fresh] }, already_subscribed: {}, unauthorized: [priv.name] });
+    assert.deepEqual(body, { result: "success", msg: "", subscribed: { [u().member.id]: [fresh] }, already_subscribed: {}, unauthorized: [priv.name], new_subscription_messages_sent: true });
     assert.equal(await isSubscribed(u().member.id, priv.id), false);
 
     const none = assertSuccess(await subscribe(u().member, { subscriptions: [{ name: fresh }], authorization_errors_fatal: false }));
@@ -518,7 +518,7 @@ describe("POST /users/me/subscriptions: principals", () => {
     assert.equal(typeof aEmail, "string");
     const pub = await newChannel(u().moderator);
     const byEmail = assertSuccess(await subscribe(u().member, { subscriptions: [{ name: pub.name }], principals: [aEmail, bEmail] }));
-    assert.deepEqual(byEmail, { result: "success", msg: "", subscribed: { [a.id]: [pub.name], [b.id]: [pub.name] }, already_subscribed: {} });
+    assert.deepEqual(byEmail, { result: "success", msg: "", subscribed: { [a.id]: [pub.name], [b.id]: [pub.name] }, already_subscribed: {}, new_subscription_messages_sent: true });
     const c = await newUser("Principal");
     const byId = assertSuccess(await subscribe(u().member, { subscriptions: [{ name: pub.name }], principals: [a.id, c.id] }));
     assert.deepEqual(byId.subscribed, { [c.id]: [pub.name] });

@@ -54,6 +54,8 @@ export interface SendRequest {
   localId?: string | undefined;
   readBySender?: boolean | undefined;
   clientName: string;
+  /** A message the server itself sends (Notification Bot): no posting, direct-message or mention permission checks. */
+  internal?: boolean;
 }
 
 export interface SendResult {
@@ -151,7 +153,7 @@ async function channelConversation(db: Db, realm: Realm, settings: Readonly<Real
   const facts = { ...channelFacts(channel), name: channel.name };
   // A bot may post wherever its owner may read (Zulip lets bots post to their owner's private channels).
   const ownerSubscribed = owner !== undefined && subscriberRows.some((u) => u.id === owner.id);
-  checkCanPost(actor, facts, subscribed || (owner !== undefined && ownerSubscribed && hasContentAccess(owner, facts, true)), owner);
+  if (!request.internal) checkCanPost(actor, facts, subscribed || (owner !== undefined && ownerSubscribed && hasContentAccess(owner, facts, true)), owner);
   checkTopicAllowed(topic, effectiveTopicsPolicy(channel.topics_policy, settings.topics_policy), settings.empty_topic_display_name);
 
   const recipientId = await recipientIdFor(db, realm.id, { channelId: channel.id });
@@ -181,7 +183,7 @@ async function directConversation(db: Db, realm: Realm, settings: Readonly<Realm
 
   const participants = new Map<number, RecipientUser>([[sender.id, sender], ...users.map((u) => [u.id, u] as const)]);
   const key = dmKey(participants.keys());
-  await checkDirectMessagePermission(db, realm.id, settings, sender, actor, [...participants.values()], key);
+  if (!request.internal) await checkDirectMessagePermission(db, realm.id, settings, sender, actor, [...participants.values()], key);
   const recipientId = await recipientIdFor(db, realm.id, { dmKey: key });
   const sorted = [...participants.values()].sort((a, b) => a.id - b.id);
   return { recipientId, channel: null, topic: "", recipients: sorted, participants: sorted };
@@ -229,13 +231,13 @@ async function checkDirectMessagePermission(
 }
 
 /** Users mentioned through groups, after checking the sender may mention each group. */
-async function groupMentionedUsers(db: Db, realmId: number, actor: Actor, groupIds: readonly number[]): Promise<Set<number>> {
+async function groupMentionedUsers(db: Db, realmId: number, actor: Actor | null, groupIds: readonly number[]): Promise<Set<number>> {
   const users = new Set<number>();
   for (const groupId of groupIds) {
     const group = await db.selectFrom("user_groups").select(["id", "name", "can_mention_group"]).where("id", "=", groupId).where("realm_id", "=", realmId).executeTakeFirst();
     if (!group) continue;
     const setting = group.can_mention_group === null ? null : (JSON.parse(group.can_mention_group) as number | { direct_members: number[]; direct_subgroups: number[] });
-    if (setting !== null && !hasPermission(setting, USER_GROUP_SETTING_RULES.can_mention_group, actor)) {
+    if (actor !== null && setting !== null && !hasPermission(setting, USER_GROUP_SETTING_RULES.can_mention_group, actor)) {
       throw badRequest(`You are not allowed to mention user group '${group.name}'.`);
     }
     for (const id of await recursiveMemberIds(db, group.id)) users.add(id);
@@ -338,10 +340,11 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
   const topicKey = topic.toLowerCase();
 
   const rendered = renderMarkdown(content, await markdownContextFor(db, services.config, realm.id, content));
-  if (channel) {
+  if (channel && !request.internal) {
     await checkWildcardMentions(rendered, settings, actor, conversation.recipients.length, () => topicParticipantCount(db, channel.id, topicKey, sender.id));
   }
-  const groupMentioned = rendered.mentionedGroupIds.length > 0 ? await groupMentionedUsers(db, realm.id, actor, rendered.mentionedGroupIds) : new Set<number>();
+  const groupMentioned =
+    rendered.mentionedGroupIds.length > 0 ? await groupMentionedUsers(db, realm.id, request.internal ? null : actor, rendered.mentionedGroupIds) : new Set<number>();
   const mentioned = new Set(rendered.mentionedUserIds);
 
   const senderSubscription = channel
@@ -480,4 +483,28 @@ async function linkAttachments(trx: Trx, realmId: number, senderId: number, mess
   for (const attachment of await attachmentObjects(trx, own.map((a) => a.id))) {
     pending.add(realmId, { type: "attachment", op: "update", attachment, upload_space_used: spaceUsed }, [senderId]);
   }
+}
+
+/** Zulip's Notification Bot, which the server sends its own messages as. */
+export async function notificationBot(db: Db, realmId: number): Promise<User> {
+  return db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("is_system_bot", "=", true).where("email_key", "=", "notification-bot@zulip.com").executeTakeFirstOrThrow();
+}
+
+/** A message from the Notification Bot (Zulip's internal_send_*_message), to a channel topic or to users. */
+export async function sendNotificationBotMessage(
+  services: Services,
+  realm: Realm,
+  target: { channelId: number; topic: string } | { userIds: number[] },
+  content: string,
+): Promise<number> {
+  const bot = await notificationBot(services.storage.db, realm.id);
+  const result = await sendMessage(services, realm, bot, {
+    kind: "channelId" in target ? "channel" : "direct",
+    to: "channelId" in target ? String(target.channelId) : JSON.stringify(target.userIds),
+    topic: "channelId" in target ? target.topic : undefined,
+    content,
+    clientName: "Internal",
+    internal: true,
+  });
+  return result.id;
 }

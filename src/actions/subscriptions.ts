@@ -28,7 +28,7 @@ import {
 import { parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
 import { isGuest, isOwner, requireNonGuest } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
-import { renderDescription } from "../domain/text.ts";
+import { compareCodePoints, renderDescription } from "../domain/text.ts";
 import { PendingEvents } from "../events/notifier.ts";
 import { badRequest, mustBeOwner, noSuchUser } from "../errors.ts";
 import {
@@ -47,6 +47,7 @@ import { checkSettingMembers, getUserById, listActiveUsers, lookUpUserForViewer 
 import type { Services } from "../services.ts";
 import type { Channel, Database, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
+import { sendNotificationBotMessage } from "./messages.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { getChannelFolder } from "../queries/channel-folders.ts";
 
@@ -75,13 +76,27 @@ export interface SubscribeInput extends NewChannelOptions {
   authorizationErrorsFatal: boolean;
   /** Whether the Notification Bot should announce new channels (needs an announcements channel). */
   announce: boolean;
+  /** Whether the Notification Bot tells people others subscribed that they were (Zulip's send_new_subscription_messages). */
+  sendNewSubscriptionMessages?: boolean;
 }
 
 export interface SubscribeResult {
   subscribed: Record<string, string[]>;
   already_subscribed: Record<string, string[]>;
   unauthorized?: string[];
+  new_subscription_messages_sent?: boolean;
 }
+
+/** What a subscribe request did, for the Notification Bot messages sent after it commits. */
+interface SubscribeOutcome {
+  result: SubscribeResult;
+  created: Channel[];
+  /** Channels newly subscribed to, per user other than the actor. */
+  othersSubscribed: Map<number, { user: User; channels: Channel[] }>;
+}
+
+/** Zulip's MAX_BULK_NEW_SUBSCRIPTION_MESSAGES: above this many people, nobody is told. */
+export const MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100;
 
 /** Principals (user IDs or emails) → active users of the organization. */
 async function resolvePrincipals(trx: Trx, realm: Realm, actor: User, principals: (number | string)[]): Promise<User[]> {
@@ -241,7 +256,7 @@ async function subscribeInTransaction(
   actor: Actor,
   input: SubscribeInput,
   pending: PendingEvents,
-): Promise<SubscribeResult> {
+): Promise<SubscribeOutcome> {
   const settings = parseRealmSettings(realm.settings);
   const now = services.now();
   const requests = new Map<string, SubscriptionRequest>();
@@ -330,7 +345,49 @@ async function subscribeInTransaction(
 
   const result: SubscribeResult = { subscribed, already_subscribed: alreadySubscribed };
   if (!input.authorizationErrorsFatal) result.unauthorized = unauthorized;
-  return result;
+  const othersSubscribed = new Map<number, { user: User; channels: Channel[] }>();
+  for (const { user: target, channel } of added) {
+    if (target.id === user.id) continue;
+    const entry = othersSubscribed.get(target.id) ?? { user: target, channels: [] };
+    entry.channels.push(channel);
+    othersSubscribed.set(target.id, entry);
+  }
+  return { result, created, othersSubscribed };
+}
+
+/**
+ * After a subscribe request commits, the Notification Bot announces new
+ * channels in the organization's announcements channel (when asked to) and
+ * tells each person subscribed by someone else, as Zulip does.
+ */
+async function sendSubscribeNotifications(services: Services, realm: Realm, actor: User, input: SubscribeInput, outcome: SubscribeOutcome): Promise<void> {
+  const mention = `@_**${actor.full_name}|${actor.id}**`;
+  const channelLink = (c: Channel) => `#**${c.name}**`;
+  const settings = parseRealmSettings(realm.settings);
+  if (input.announce && outcome.created.length > 0 && settings.new_stream_announcements_stream_id !== -1) {
+    const target = await getChannel(services.storage.db, realm.id, settings.new_stream_announcements_stream_id);
+    if (target && !target.is_archived) {
+      const links = outcome.created.map(channelLink).join(", ");
+      const content = outcome.created.length > 1 ? `${mention} created the following channels: ${links}.` : `${mention} created a new channel ${links}.`;
+      await sendNotificationBotMessage(services, realm, { channelId: target.id, topic: "new channels" }, content);
+    }
+  }
+  if (input.sendNewSubscriptionMessages === false) return;
+  if (outcome.othersSubscribed.size > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES) {
+    outcome.result.new_subscription_messages_sent = false;
+    return;
+  }
+  for (const { user, channels } of outcome.othersSubscribed.values()) {
+    if (user.is_bot) continue;
+    const names = channels.map((c) => c.name).sort(compareCodePoints);
+    const actorMention = `@**${actor.full_name}|${actor.id}**`;
+    const content =
+      names.length === 1
+        ? `${actorMention} subscribed you to the channel #**${names[0]}**.`
+        : `${actorMention} subscribed you to the following channels:\n\n${names.map((n) => `* #**${n}**\n`).join("")}`;
+    await sendNotificationBotMessage(services, realm, { userIds: [user.id] }, content);
+  }
+  outcome.result.new_subscription_messages_sent = true;
 }
 
 export async function defaultChannelsEvent(trx: Trx, realm: Realm, pending: PendingEvents): Promise<void> {
@@ -343,9 +400,11 @@ export async function defaultChannelsEvent(trx: Trx, realm: Realm, pending: Pend
 /** POST /users/me/subscriptions. */
 export async function subscribe(services: Services, realm: Realm, user: User, input: SubscribeInput): Promise<SubscribeResult> {
   requireNonGuest(user);
-  return inRealmTransaction(services, realm.id, async (trx, pending) =>
+  const outcome = await inRealmTransaction(services, realm.id, async (trx, pending) =>
     subscribeInTransaction(trx, services, realm, user, await actorFor(trx, user), input, pending),
   );
+  await sendSubscribeNotifications(services, realm, user, input, outcome);
+  return outcome.result;
 }
 
 export interface UnsubscribeResult {
@@ -432,13 +491,15 @@ export async function changeSubscriptions(
   remove: string[] | undefined,
 ): Promise<Partial<SubscribeResult & UnsubscribeResult>> {
   if (add) requireNonGuest(user);
-  return inRealmTransaction(services, realm.id, async (trx, pending) => {
+  const { outcome, removed } = await inRealmTransaction(services, realm.id, async (trx, pending) => {
     const actor = await actorFor(trx, user);
-    // Zulip answers with both halves, empty when one side had nothing to do.
-    const added = add ? await subscribeInTransaction(trx, services, realm, user, actor, add, pending) : { subscribed: {}, already_subscribed: {} };
+    const outcome = add ? await subscribeInTransaction(trx, services, realm, user, actor, add, pending) : undefined;
     const removed = remove ? await unsubscribeInTransaction(trx, realm, user, actor, remove, undefined, pending) : { removed: [], not_removed: [] };
-    return { ...added, ...removed };
+    return { outcome, removed };
   });
+  if (add && outcome) await sendSubscribeNotifications(services, realm, user, add, outcome);
+  // Zulip answers with both halves, empty when one side had nothing to do.
+  return { ...(outcome?.result ?? { subscribed: {}, already_subscribed: {} }), ...removed };
 }
 
 export const SUBSCRIPTION_PROPERTIES = [

@@ -704,3 +704,37 @@ export async function accessibleMessage(db: Db, realmId: number, actor: Actor, m
   return found;
 }
 
+
+/**
+ * GET /users/me/{stream_id}/topics (Zulip's get_topic_history_for_stream):
+ * each topic with its newest message ID, newest first — every topic when the
+ * user may read the channel's history, else those of messages they received.
+ */
+export async function channelTopics(db: Db, realmId: number, actor: Actor, channelId: number, emptyTopicName: string | null): Promise<{ name: string; max_id: number }[]> {
+  const channel = isStorableId(channelId) ? await db.selectFrom("channels").selectAll().where("realm_id", "=", realmId).where("id", "=", channelId).executeTakeFirst() : undefined;
+  if (!channel) throw badRequest("Invalid channel ID");
+  const subscribed = await isSubscribed(db, actor.id, channel.id);
+  const facts = channelFacts(channel);
+  if (!hasContentAccess(actor, facts, subscribed)) throw badRequest("Invalid channel ID");
+  const history = canReadChannelHistory(actor, { ...facts, history_public_to_subscribers: channel.history_public_to_subscribers }, subscribed);
+  const rows = history
+    ? await db.selectFrom("messages").select(["topic_key", (eb) => eb.fn.max("id").as("max_id")]).where("channel_id", "=", channel.id).groupBy("topic_key").execute()
+    : await db
+        .selectFrom("user_messages as um")
+        .innerJoin("messages as m", "m.id", "um.message_id")
+        .select(["m.topic_key", (eb) => eb.fn.max("m.id").as("max_id")])
+        .where("um.user_id", "=", actor.id)
+        .where("m.channel_id", "=", channel.id)
+        .groupBy("m.topic_key")
+        .execute();
+  if (rows.length === 0) return [];
+  // The name shown is the topic as written in its newest message.
+  const names = await db.selectFrom("messages").select(["id", "topic"]).where("id", "in", rows.map((r) => r.max_id)).execute();
+  const nameOf = new Map(names.map((n) => [n.id, n.topic]));
+  return rows
+    .map((r) => {
+      const name = nameOf.get(r.max_id)!;
+      return { name: name === "" && emptyTopicName !== null ? emptyTopicName : name, max_id: r.max_id };
+    })
+    .sort((a, b) => b.max_id - a.max_id);
+}

@@ -9,7 +9,7 @@ import { check, param, type Validator } from "../http/params.ts";
 import { defineRoute, type ApiRequest } from "../http/route.ts";
 import { renderMarkdown } from "../markdown/render.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
-import { accessibleMessage, fetchMessages, fetchMessagesByIds, formatMessage, loadMessageLookups, matchingMessages, type Anchor, type MessageFormat } from "../queries/messages.ts";
+import { accessibleMessage, channelTopics, fetchMessages, fetchMessagesByIds, formatMessage, loadMessageLookups, matchingMessages, type Anchor, type MessageFormat } from "../queries/messages.ts";
 
 const narrow: Validator<NarrowTerm[]> = (value, name) => parseNarrow(value, name);
 
@@ -161,6 +161,18 @@ export const messageRoutes = [
     handler: async (request, p) => {
       const context = await markdownContextFor(request.services.storage.db, request.services.config, request.realm.id, p.content);
       return { rendered: renderMarkdown(p.content, context).html };
+    },
+  }),
+
+  defineRoute({
+    method: "GET",
+    path: "/users/me/:stream_id/topics",
+    auth: "api",
+    params: { stream_id: param.int().required(), allow_empty_topic_name: param.bool().default(false) },
+    handler: async (request, p) => {
+      const db = request.services.storage.db;
+      const emptyTopicName = p.allow_empty_topic_name ? null : parseRealmSettings(request.realm.settings).empty_topic_display_name;
+      return { topics: await channelTopics(db, request.realm.id, await actorFor(db, request.user), p.stream_id, emptyTopicName) };
     },
   }),
 

@@ -86,6 +86,7 @@ export const subscriptionsRoutes = [
       subscriptions: param.json(check.list(subscriptionRequest)).required(),
       principals: param.json(principals),
       authorization_errors_fatal: param.bool().default(true),
+      send_new_subscription_messages: param.bool().default(true),
       ...newChannelParams,
     },
     handler: async ({ services, realm, user }, p) => ({
@@ -93,6 +94,7 @@ export const subscriptionsRoutes = [
         subscriptions: p.subscriptions,
         principals: p.principals,
         authorizationErrorsFatal: p.authorization_errors_fatal,
+        sendNewSubscriptionMessages: p.send_new_subscription_messages,
         ...newChannelOptions(p),
       })),
     }),
@@ -119,6 +121,7 @@ export const subscriptionsRoutes = [
       // Channels created here get the defaults: this endpoint takes no channel options.
       const defaults: Omit<SubscribeInput, "subscriptions" | "principals" | "authorizationErrorsFatal"> = {
         announce: false,
+        sendNewSubscriptionMessages: false,
         inviteOnly: false,
         isWebPublic: false,
         isDefaultStream: false,
