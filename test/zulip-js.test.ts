@@ -4,7 +4,9 @@
 // strings), and GET/DELETE parameters in the query string. Covers profile and
 // server settings, POST /register, long-polling GET /events woken by a
 // subscription and by a direct typing notification, heartbeats, DELETE
-// /events and the BAD_EVENT_QUEUE_ID error that follows.
+// /events and the BAD_EVENT_QUEUE_ID error that follows; sending channel and
+// direct messages with local echo (queue_id + local_id), receiving them by
+// long-poll, and fetching them back with a narrow.
 //
 // zulip-js is CommonJS without type declarations: it is loaded with
 // createRequire and typed here with just what the test uses. Loading it
@@ -28,6 +30,7 @@ interface ZulipClient {
   queues: { register(params: Params): Promise<Json>; deregister(params: Params): Promise<Json> };
   events: { retrieve(params: Params): Promise<Json> };
   typing: { send(params: Params): Promise<Json> };
+  messages: { send(params: Params): Promise<Json>; retrieve(params: Params): Promise<Json>; render(params: Params | string): Promise<Json>; getById(params: Params): Promise<Json> };
 }
 type ZulipInit = (config: { username: string; apiKey: string; realm: string }) => Promise<ZulipClient>;
 
@@ -200,5 +203,50 @@ describe("zulip-js as a client", () => {
     const deleting = await z.queues.deregister({ queue_id: theirs });
     assert.equal(deleting.code, "BAD_EVENT_QUEUE_ID");
     success(await zOther.queues.deregister({ queue_id: theirs }));
+  });
+
+  test("messages: send with local echo, receive by long-poll, fetch with a narrow, render", async () => {
+    const channel = uniqueName("zulip-js messages");
+    success(await z.users.me.subscriptions.add({ subscriptions: [{ name: channel }], principals: [me.id, other.id] }));
+    const mine = success(await z.queues.register({ event_types: ["message"], apply_markdown: true }));
+    const theirs = success(await zOther.queues.register({ event_types: ["message"], apply_markdown: false }));
+
+    // The sender's own queue gets local_id back; zulip-js sends POST parameters as multipart.
+    const waiting = waitForEvent(mine.queue_id, -1, (e) => e.type === "message");
+    await new Promise((r) => setTimeout(r, 100));
+    const sent = success(
+      await z.messages.send({ type: "stream", to: channel, topic: "greetings", content: "Hello **world**", queue_id: mine.queue_id, local_id: "42.01" }),
+    );
+    assert.equal(typeof sent.id, "number");
+    const echo = await waiting;
+    assert.equal(echo.polls, 1, "the waiting poll itself answered");
+    assert.equal(echo.event.message.id, sent.id);
+    assert.equal(echo.event.local_id, "42.01");
+    assert.equal(echo.event.local_message_id, "42.01");
+    assert.equal(echo.event.message.content, "<p>Hello <strong>world</strong></p>");
+    assert.equal(echo.event.message.display_recipient, channel);
+    assert.equal(echo.event.message.subject, "greetings");
+
+    // The other subscriber's queue asked for Markdown source and gets no local_id.
+    const received = success(await zOther.events.retrieve({ queue_id: theirs.queue_id, last_event_id: -1, dont_block: true }));
+    const event = (received.events as Json[]).find((e) => e.type === "message")!;
+    assert.equal(event.message.id, sent.id);
+    assert.equal(event.message.content, "Hello **world**");
+    assert.equal(event.message.content_type, "text/x-markdown");
+    assert.equal(event.local_id, undefined);
+    assert.deepEqual(event.flags, []);
+
+    // A direct message the other way, then both fetched back with narrows (zulip-js JSON-encodes narrow).
+    const dm = success(await zOther.messages.send({ type: "direct", to: [me.id], content: "psst" }));
+    const topic = success(await z.messages.retrieve({ anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "channel", operand: channel }, { operator: "topic", operand: "greetings" }] }));
+    assert.deepEqual(topic.messages.map((m: Json) => m.id), [sent.id]);
+    assert.equal(topic.found_newest, true);
+    const direct = success(await z.messages.retrieve({ anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "dm", operand: [other.id] }] }));
+    assert.deepEqual(direct.messages.map((m: Json) => m.id), [dm.id]);
+    assert.deepEqual(direct.messages[0].flags, []);
+
+    const one = success(await z.messages.getById({ message_id: dm.id }));
+    assert.equal(one.raw_content, "psst");
+    assert.equal(success(await z.messages.render({ content: "*hi*" })).rendered, "<p><em>hi</em></p>");
   });
 });
