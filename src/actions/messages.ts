@@ -2,7 +2,7 @@
 // resolve the conversation, check every rule, render the Markdown, then one
 // transaction writes the message, its recipients' flag rows and its
 // attachment links; the `message` events go out after the commit.
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import { canReadChannelHistory, checkCanPost, hasContentAccess } from "../domain/channels.ts";
 import { hasPermission, type Actor } from "../domain/group-settings.ts";
 import { flagNames, Flag } from "../domain/message-flags.ts";
@@ -23,6 +23,7 @@ import {
 } from "../domain/messages.ts";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../domain/limits.ts";
 import { parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
+import { isGuest } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import { USER_GROUP_SETTING_RULES } from "../domain/user-groups.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
@@ -181,6 +182,7 @@ async function directConversation(db: Db, realm: Realm, settings: Readonly<Realm
     if (!user.is_active || user.is_system_bot) throw badRequest(`'${user.email}' is no longer using Zulip.`);
   }
 
+  if (!request.internal) await checkCanAccessRecipients(db, realm.id, settings, sender, actor, users.map((u) => u.id));
   const participants = new Map<number, RecipientUser>([[sender.id, sender], ...users.map((u) => [u.id, u] as const)]);
   const key = dmKey(participants.keys());
   if (!request.internal) await checkDirectMessagePermission(db, realm.id, settings, sender, actor, [...participants.values()], key);
@@ -228,6 +230,38 @@ async function checkDirectMessagePermission(
       .executeTakeFirst();
     if (!existing) throw badRequest("You do not have permission to initiate direct message conversations.");
   }
+}
+
+/**
+ * A guest outside can_access_all_users_group knows only the people they share
+ * a channel or a direct-message conversation with (Zulip's
+ * get_accessible_user_ids), and may write only to them.
+ */
+async function checkCanAccessRecipients(db: Db, realmId: number, settings: Readonly<RealmSettings>, sender: User, actor: Actor, recipientIds: number[]): Promise<void> {
+  if (!isGuest(sender.role) || hasPermission(settings.can_access_all_users_group, REALM_GROUP_SETTING_RULES.can_access_all_users_group, actor)) return;
+  const others = recipientIds.filter((id) => id !== sender.id);
+  if (others.length === 0) return;
+  const viaChannels = await db
+    .selectFrom("subscriptions as mine")
+    .innerJoin("subscriptions as theirs", "theirs.channel_id", "mine.channel_id")
+    .select("theirs.user_id")
+    .distinct()
+    .where("mine.user_id", "=", sender.id)
+    .where("mine.active", "=", true)
+    .where("theirs.active", "=", true)
+    .where("theirs.user_id", "in", others)
+    .execute();
+  const viaMessages = await db
+    .selectFrom("user_messages as mine")
+    .innerJoin("user_messages as theirs", "theirs.message_id", "mine.message_id")
+    .select("theirs.user_id")
+    .distinct()
+    .where("mine.user_id", "=", sender.id)
+    .where(sql<boolean>`(mine.flags & ${sql.lit(Flag.IS_PRIVATE)}) <> 0`)
+    .where("theirs.user_id", "in", others)
+    .execute();
+  const accessible = new Set([...viaChannels, ...viaMessages].map((r) => r.user_id));
+  if (!others.every((id) => accessible.has(id))) throw badRequest("You do not have permission to access some of the recipients.");
 }
 
 /** Users mentioned through groups, after checking the sender may mention each group. */
