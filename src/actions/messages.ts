@@ -279,8 +279,8 @@ async function groupMentionedUsers(db: Db, realmId: number, actor: Actor | null,
   return users;
 }
 
-/** People who took part in a topic: senders of its messages and reactors to them (Zulip's participants_for_topic). */
-async function topicParticipantCount(db: Db, channelId: number, topicKey: string, senderId: number): Promise<number> {
+/** People who took part in a topic: senders of its messages and reactors to them, and the sender (Zulip's participants_for_topic). */
+async function topicParticipants(db: Db, channelId: number, topicKey: string, senderId: number): Promise<Set<number>> {
   const senders = await db.selectFrom("messages").select("sender_id").distinct().where("channel_id", "=", channelId).where("topic_key", "=", topicKey).execute();
   const reactors = await db
     .selectFrom("reactions")
@@ -290,18 +290,13 @@ async function topicParticipantCount(db: Db, channelId: number, topicKey: string
     .where("messages.channel_id", "=", channelId)
     .where("messages.topic_key", "=", topicKey)
     .execute();
-  return new Set([senderId, ...senders.map((r) => r.sender_id), ...reactors.map((r) => r.user_id)]).size;
+  return new Set([senderId, ...senders.map((r) => r.sender_id), ...reactors.map((r) => r.user_id)]);
 }
 
-function checkWildcardMentions(rendered: RenderedMessage, settings: Readonly<RealmSettings>, actor: Actor, channelSubscribers: number, topicParticipants: () => Promise<number>): Promise<void> | void {
-  const allowed = hasPermission(settings.can_mention_many_users_group, REALM_GROUP_SETTING_RULES.can_mention_many_users_group, actor);
-  if (allowed) return;
+function checkWildcardMentions(rendered: RenderedMessage, settings: Readonly<RealmSettings>, actor: Actor, channelSubscribers: number, participants: ReadonlySet<number>): void {
+  if (hasPermission(settings.can_mention_many_users_group, REALM_GROUP_SETTING_RULES.can_mention_many_users_group, actor)) return;
   if (rendered.channelWildcard && channelSubscribers > WILDCARD_MENTION_THRESHOLD) throw streamWildcardNotAllowed();
-  if (rendered.topicWildcard) {
-    return topicParticipants().then((count) => {
-      if (count > WILDCARD_MENTION_THRESHOLD) throw topicWildcardNotAllowed();
-    });
-  }
+  if (rendered.topicWildcard && participants.size > WILDCARD_MENTION_THRESHOLD) throw topicWildcardNotAllowed();
 }
 
 /** Zulip's AutomaticallyChangeVisibilityPolicy values of the two personal settings. */
@@ -374,9 +369,9 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
   const topicKey = topic.toLowerCase();
 
   const rendered = renderMarkdown(content, await markdownContextFor(db, services.config, realm.id, content));
-  if (channel && !request.internal) {
-    await checkWildcardMentions(rendered, settings, actor, conversation.recipients.length, () => topicParticipantCount(db, channel.id, topicKey, sender.id));
-  }
+  // @**topic** reaches only the topic's participants (Zulip's topic_participant_user_ids).
+  const participants = channel && rendered.topicWildcard ? await topicParticipants(db, channel.id, topicKey, sender.id) : new Set<number>();
+  if (channel && !request.internal) checkWildcardMentions(rendered, settings, actor, conversation.recipients.length, participants);
   const groupMentioned =
     rendered.mentionedGroupIds.length > 0 ? await groupMentionedUsers(db, realm.id, request.internal ? null : actor, rendered.mentionedGroupIds) : new Set<number>();
   const mentioned = new Set(rendered.mentionedUserIds);
@@ -391,9 +386,10 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
     let flags = channel ? 0 : Flag.IS_PRIVATE;
     if (user.id === sender.id && readBySender) flags |= Flag.READ;
     if (mentioned.has(user.id)) flags |= Flag.MENTIONED;
-    if (groupMentioned.has(user.id)) flags |= Flag.MENTIONED | Flag.GROUP_MENTIONED;
+    // Zulip counts group members as mentioned; it does not set group_mentioned when sending.
+    if (groupMentioned.has(user.id)) flags |= Flag.MENTIONED;
     if (rendered.channelWildcard) flags |= Flag.STREAM_WILDCARD_MENTIONED;
-    if (rendered.topicWildcard) flags |= Flag.TOPIC_WILDCARD_MENTIONED;
+    if (rendered.topicWildcard && (participants.has(user.id) || !channel)) flags |= Flag.TOPIC_WILDCARD_MENTIONED;
     return flags;
   };
   // The sender receives their own channel messages only when subscribed; direct-message senders always do.

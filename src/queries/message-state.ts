@@ -88,7 +88,7 @@ export async function unreadMessages(db: Db, userId: number, emptyTopicName: str
   }
   return {
     pms: [...pms].sort((a, b) => a[0] - b[0]).map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: ids })),
-    streams: [...streams].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, entry]) => entry),
+    streams: [...streams.values()].sort((a, b) => a.stream_id - b.stream_id || (a.topic.toLowerCase() < b.topic.toLowerCase() ? -1 : a.topic.toLowerCase() > b.topic.toLowerCase() ? 1 : 0)),
     huddles: [...huddles].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: ids })),
     mentions,
     count,
