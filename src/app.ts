@@ -1,10 +1,10 @@
 // Builds the Fastify application from its services. No globals: tests build
 // as many apps as they like, each on its own database.
-import { Transform } from "node:stream";
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
 import pino from "pino";
+import { fileTooLarge, maxUploadBytes } from "./domain/uploads.ts";
 import { ApiError } from "./errors.ts";
 import { MethodTable, registerRoutes, type Route } from "./http/route.ts";
 import { avatarRoutes } from "./routes/avatars.ts";
@@ -14,6 +14,7 @@ import { channelsRoutes } from "./routes/channels.ts";
 import { eventsRoutes } from "./routes/events.ts";
 import { messageRoutes } from "./routes/messages.ts";
 import { typingRoutes } from "./routes/typing.ts";
+import { multipartBodyLimit, multipartFileReceiver, takesUploadedFile, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
 import { realmRoutes } from "./routes/realm.ts";
 import { subscriptionsRoutes } from "./routes/subscriptions.ts";
 import { userGroupsRoutes } from "./routes/user-groups.ts";
@@ -35,6 +36,7 @@ export const API_ROUTES: readonly Route[] = [
   ...typingRoutes,
   ...realmRoutes,
   ...messageRoutes,
+  ...uploadRoutes,
 ];
 
 function bodyTooLarge(): Error {
@@ -60,23 +62,38 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   });
 
   await app.register(formbody);
+  // Form fields become body values as before; file parts go to onFile, which
+  // streams the upload endpoint's file to disk (with its name and content
+  // type) and drops those sent to endpoints that take no files.
   await app.register(multipart, {
     attachFieldsToBody: "keyValues",
-    limits: { fieldSize: config.bodyLimitBytes, fileSize: config.bodyLimitBytes, parts: 1000 },
+    onFile: multipartFileReceiver(services),
+    limits: { fieldSize: config.bodyLimitBytes, fileSize: Math.max(config.bodyLimitBytes, maxUploadBytes(config.maxFileUploadSizeMib)) + 1, parts: 1000 },
   });
   // Fastify's bodyLimit does not cover multipart bodies: count their bytes as they stream in.
+  // The upload endpoint may take a file of the upload limit on top of the body limit.
   app.addHook("preParsing", async (request, _reply, payload) => {
     if (!request.headers["content-type"]?.startsWith("multipart/")) return payload;
-    if (Number(request.headers["content-length"] ?? 0) > config.bodyLimitBytes) throw bodyTooLarge();
+    const limit = multipartBodyLimit(config, request);
+    const tooLarge = () => (takesUploadedFile(request) ? fileTooLarge(config.maxFileUploadSizeMib) : bodyTooLarge());
+    if (Number(request.headers["content-length"] ?? 0) > limit) throw tooLarge();
+    // @fastify/multipart reads request.raw itself, not the stream this hook
+    // returns, so the bytes are counted beside it. Paused first: listening
+    // must not start the flow before the parser is attached.
+    const raw = request.raw;
+    raw.pause();
     let seen = 0;
-    return payload.pipe(
-      new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          seen += chunk.length;
-          callback(seen > config.bodyLimitBytes ? bodyTooLarge() : null, chunk);
-        },
-      }),
-    );
+    let failed = false;
+    raw.on("data", (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen <= limit || failed) return;
+      failed = true;
+      // The parser listens for this and ends with the error; the rest of the body is read and dropped.
+      if (raw.listenerCount("error") > 0) raw.emit("error", tooLarge());
+      raw.unpipe();
+      raw.resume();
+    });
+    return payload;
   });
   // Bodies of any other type are read (so the size limit holds) and ignored, as Django does.
   app.addContentTypeParser("*", { parseAs: "buffer" }, (_request, _body, done) => done(null, undefined));
@@ -135,5 +152,6 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
 
   registerRoutes(app, services, methods, API_ROUTES);
   avatarRoutes(app, services, methods);
+  uploadFileRoutes(app, services, methods);
   return app;
 }

@@ -20,6 +20,10 @@ export interface Config {
   devMode: boolean;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** Largest uploaded file accepted, in MiB (Zulip's MAX_FILE_UPLOAD_SIZE); 0 disables uploads. */
+  maxFileUploadSizeMib: number;
+  /** Where uploaded files are stored: <dataDir>/uploads unless overridden. */
+  uploadsDir: string;
   /** Name of the organization created on an empty database by `serve`. */
   defaultOrgName: string;
   /** Email of the owner created on an empty database by `serve`. */
@@ -76,10 +80,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   } catch {
     throw new ConfigError(`EXTERNAL_URL is not a URL: '${externalUrlRaw}'`);
   }
+  const dataDir = path.resolve(env.DATA_DIR || "data");
   const config: Config = {
     host,
     port,
-    dataDir: path.resolve(env.DATA_DIR || "data"),
+    dataDir,
     databaseUrl,
     pgSchema,
     externalUrl: externalUrl.origin,
@@ -87,11 +92,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: env.LOG_LEVEL || "info",
     devMode: boolFrom(env, "PARLEY_DEV_MODE", false),
     bodyLimitBytes: intFrom(env, "BODY_LIMIT_BYTES", 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxFileUploadSizeMib: intFrom(env, "MAX_FILE_UPLOAD_SIZE_MIB", 100, 0, 100 * 1024),
     defaultOrgName: env.ORG_NAME || "Parley",
     defaultOwnerEmail: env.OWNER_EMAIL || "owner@parley.example",
     eventHeartbeatMs: intFrom(env, "EVENT_HEARTBEAT_SECONDS", 45, 1, 3600) * 1000,
     eventQueueIdleMs: intFrom(env, "EVENT_QUEUE_TIMEOUT_SECONDS", 600, 10, 7 * 24 * 3600) * 1000,
     ...overrides,
+    // Follows the data directory, including one given as an override.
+    uploadsDir: overrides.uploadsDir ?? path.join(overrides.dataDir ?? dataDir, "uploads"),
   };
   return config;
 }

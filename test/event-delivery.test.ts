@@ -135,6 +135,8 @@ async function createChannel(actor: TestUser, options: { private?: boolean; prin
     await t.api(actor, "POST", "/users/me/subscriptions", {
       subscriptions: [{ name }],
       invite_only: options.private ?? false,
+      // The Notification Bot's "subscribed you" messages are tested in notification-bot.test.ts.
+      send_new_subscription_messages: false,
       ...(options.principals ? { principals: options.principals } : {}),
       ...options.params,
     }),
@@ -143,7 +145,7 @@ async function createChannel(actor: TestUser, options: { private?: boolean; prin
 }
 
 async function subscribeUsers(actor: TestUser, channel: ChannelRef, principals: number[]): Promise<void> {
-  assertSuccess(await t.api(actor, "POST", "/users/me/subscriptions", { subscriptions: [{ name: channel.name }], principals }));
+  assertSuccess(await t.api(actor, "POST", "/users/me/subscriptions", { subscriptions: [{ name: channel.name }], principals, send_new_subscription_messages: false }));
 }
 
 async function createGroup(actor: TestUser, members: number[]): Promise<{ id: number; name: string }> {
@@ -440,7 +442,7 @@ describe("channels", () => {
     const extra = await extraMember();
     const q = await listen(extra);
     const name = uniqueName("new private");
-    assertSuccess(await t.api(t.users.member, "POST", "/users/me/subscriptions", { subscriptions: [{ name }], invite_only: true, principals: [t.users.member.id, extra.id] }));
+    assertSuccess(await t.api(t.users.member, "POST", "/users/me/subscriptions", { subscriptions: [{ name }], invite_only: true, principals: [t.users.member.id, extra.id], send_new_subscription_messages: false }));
     const id = await channelId(name);
     const got = await q.read();
     assertKinds(got, {

@@ -639,7 +639,8 @@ describe("POST /register: parameter errors", () => {
     assertError(await register(u().member, { narrow: [5] }), 400, "BAD_REQUEST", "narrow[0] is not a list");
     assertError(await register(u().member, { narrow: [["stream"]] }), 400, "BAD_REQUEST", "narrow[0] should have exactly 2 items");
     assertError(await register(u().member, { narrow: [["stream", "a", "b"]] }), 400, "BAD_REQUEST", "narrow[0] should have exactly 2 items");
-    assertError(await register(u().member, { narrow: [["stream", 5]] }), 400, "BAD_REQUEST", "narrow[0][1] is not a string");
+    // Channel operands may be IDs; a topic must be a string.
+    assertError(await register(u().member, { narrow: [["topic", 5]] }), 400, "BAD_REQUEST", 'narrow[0]["operand"] is not a string');
     // Parley's wording; Zulip says "Operator search not supported." / "Operand followed not supported."
     assertError(await register(u().member, { narrow: [["search", "hello"]] }), 400, "BAD_REQUEST", "Invalid narrow operator: search");
     assertError(await register(u().member, { narrow: [["stream", "x"], ["near", "5"]] }), 400, "BAD_REQUEST", "Invalid narrow operator: near");

@@ -144,8 +144,15 @@ async function freshStorage(config: Config) {
 }
 
 export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
-  const config = testConfig(overrides);
-  const { storage, cleanup } = await freshStorage(config);
+  // Each app gets its own data directory, so uploads never land in ./data.
+  const dataDir = overrides.dataDir === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), "parley-data-")) : undefined;
+  const config = testConfig(dataDir === undefined ? overrides : { ...overrides, dataDir });
+  const fresh = await freshStorage(config);
+  const storage = fresh.storage;
+  const cleanup = async () => {
+    await fresh.cleanup();
+    if (dataDir !== undefined) fs.rmSync(dataDir, { recursive: true, force: true });
+  };
   try {
     return await populate(config, storage, cleanup);
   } catch (error) {

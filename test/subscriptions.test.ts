@@ -186,7 +186,7 @@ describe("POST /users/me/subscriptions: the response", () => {
     const first = assertSuccess(await subscribe(u().member, { subscriptions: [{ name: a }, { name: b }] }));
     assert.deepEqual(first, { result: "success", msg: "", subscribed: { [u().member.id]: [a, b] }, already_subscribed: {}, new_subscription_messages_sent: true });
     const again = assertSuccess(await subscribe(u().member, { subscriptions: [{ name: ` ${a.toUpperCase()} ` }, { name: b.toLowerCase() }] }));
-    assert.deepEqual(again, { result: "success", msg: "", subscribed: {}, already_subscribed: { [u().member.id]: [a, b] } });
+    assert.deepEqual(again, { result: "success", msg: "", subscribed: {}, already_subscribed: { [u().member.id]: [a, b] }, new_subscription_messages_sent: true });
     const c = uniqueName("Resp C");
     const mixed = assertSuccess(await subscribe(u().member, { subscriptions: [{ name: a }, { name: c }] }));
     assert.deepEqual(mixed.subscribed, { [u().member.id]: [c] });
@@ -224,7 +224,7 @@ describe("POST /users/me/subscriptions: the response", () => {
     assert.equal(await isSubscribed(u().member.id, priv.id), false);
 
     const none = assertSuccess(await subscribe(u().member, { subscriptions: [{ name: fresh }], authorization_errors_fatal: false }));
-    assert.deepEqual(none, { result: "success", msg: "", subscribed: {}, already_subscribed: { [u().member.id]: [fresh] }, unauthorized: [] });
+    assert.deepEqual(none, { result: "success", msg: "", subscribed: {}, already_subscribed: { [u().member.id]: [fresh] }, unauthorized: [], new_subscription_messages_sent: true });
   });
 
   test("organization administrators get no content access to private channels by role", async () => {

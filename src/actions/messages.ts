@@ -31,14 +31,14 @@ import { escapeHtml } from "../domain/text.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import type { PendingEvents } from "../events/notifier.ts";
 import { renderMarkdown, type RenderedMessage } from "../markdown/render.ts";
-import { attachmentObjects, uploadSpaceUsed } from "../queries/attachments.ts";
+import { attachmentObjects, canAccessAttachment, uploadSpaceUsed } from "../queries/attachments.ts";
 import { channelFacts } from "../queries/channels.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import { formatMessage, type MessageLookups } from "../queries/messages.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import type { Services } from "../services.ts";
 import { isStorableId } from "../storage/database.ts";
-import type { Channel, Database, Realm, User } from "../storage/schema.ts";
+import type { Attachment, Channel, Database, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { setVisibilityPolicy } from "./user-topics.ts";
@@ -368,7 +368,13 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
   const { channel, topic } = conversation;
   const topicKey = topic.toLowerCase();
 
-  const rendered = renderMarkdown(content, await markdownContextFor(db, services.config, realm.id, content));
+  const rendered = renderMarkdown(
+    content,
+    await markdownContextFor(db, services.config, realm.id, content, {
+      translateEmoticons: parseUserSettings(sender.settings).translate_emoticons,
+      inlineImagePreview: settings.inline_image_preview,
+    }),
+  );
   // @**topic** reaches only the topic's participants (Zulip's topic_participant_user_ids).
   const participants = channel && rendered.topicWildcard ? await topicParticipants(db, channel.id, topicKey, sender.id) : new Set<number>();
   if (channel && !request.internal) checkWildcardMentions(rendered, settings, actor, conversation.recipients.length, participants);
@@ -381,6 +387,9 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
     : undefined;
   const automaticPolicy = channel ? await automaticVisibilityPolicy(db, sender, actor, channel, topicKey, senderSubscription?.is_muted === true) : undefined;
 
+  const attachments = await claimableAttachments(db, realm.id, actor, rendered.uploadPathIds);
+  // has_attachment means the message claims an upload, not merely that it links one.
+  const hasAttachment = attachments.length > 0;
   const readBySender = request.readBySender ?? defaultReadBySender(request.clientName);
   const flagsOf = (user: RecipientUser): number => {
     let flags = channel ? 0 : Flag.IS_PRIVATE;
@@ -413,7 +422,7 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
         last_edit_time: null,
         last_moved_time: null,
         edit_history: null,
-        has_attachment: rendered.hasAttachment,
+        has_attachment: hasAttachment,
         has_image: rendered.hasImage,
         has_link: rendered.hasLink,
       })
@@ -427,9 +436,7 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
         .values([...flagsByUser].map(([userId, flags]) => ({ user_id: userId, message_id: messageId, flags })))
         .execute();
     }
-    if (rendered.uploadPathIds.length > 0) {
-      await linkAttachments(trx, realm.id, sender.id, messageId, rendered.uploadPathIds, pending);
-    }
+    if (attachments.length > 0) await linkAttachments(trx, realm.id, messageId, attachments, pending);
     if (channel && channel.first_message_id === null) {
       await trx.updateTable("channels").set({ first_message_id: messageId }).where("id", "=", channel.id).where("first_message_id", "is", null).execute();
     }
@@ -462,7 +469,7 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
       last_edit_time: null,
       last_moved_time: null,
       edit_history: null,
-      has_attachment: rendered.hasAttachment,
+      has_attachment: hasAttachment,
       has_image: rendered.hasImage,
       has_link: rendered.hasLink,
     };
@@ -497,21 +504,31 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
 }
 
 /**
- * Links the uploads a message references to it. As in Zulip, only the
- * sender's own files are linked; a link to someone else's file grants nothing.
+ * The uploads a message links that it claims (Zulip's do_claim_attachments):
+ * the sender's own files, and others' files the sender can already read
+ * (resharing). A link to a file one cannot read claims nothing.
  */
-async function linkAttachments(trx: Trx, realmId: number, senderId: number, messageId: number, pathIds: readonly string[], pending: PendingEvents): Promise<void> {
-  const attachments = await trx.selectFrom("attachments").selectAll().where("realm_id", "=", realmId).where("path_id", "in", [...new Set(pathIds)]).execute();
-  const own = attachments.filter((a) => a.owner_id === senderId);
-  if (own.length === 0) return;
+async function claimableAttachments(db: Db, realmId: number, actor: Actor, pathIds: readonly string[]): Promise<Attachment[]> {
+  if (pathIds.length === 0) return [];
+  const attachments = await db.selectFrom("attachments").selectAll().where("realm_id", "=", realmId).where("path_id", "in", [...new Set(pathIds)]).execute();
+  const claimable: Attachment[] = [];
+  for (const attachment of attachments) {
+    if (attachment.owner_id === actor.id || (await canAccessAttachment(db, realmId, actor, attachment))) claimable.push(attachment);
+  }
+  return claimable;
+}
+
+/** Links the claimed uploads to the message; each owner hears of their file's new message. */
+async function linkAttachments(trx: Trx, realmId: number, messageId: number, attachments: readonly Attachment[], pending: PendingEvents): Promise<void> {
   await trx
     .insertInto("attachment_messages")
-    .values(own.map((a) => ({ attachment_id: a.id, message_id: messageId })))
+    .values(attachments.map((a) => ({ attachment_id: a.id, message_id: messageId })))
     .onConflict((oc) => oc.doNothing())
     .execute();
-  const spaceUsed = await uploadSpaceUsed(trx, senderId);
-  for (const attachment of await attachmentObjects(trx, own.map((a) => a.id))) {
-    pending.add(realmId, { type: "attachment", op: "update", attachment, upload_space_used: spaceUsed }, [senderId]);
+  const spaceUsed = await uploadSpaceUsed(trx, attachments[0]!.owner_id);
+  const owners = new Map(attachments.map((a) => [a.id, a.owner_id]));
+  for (const attachment of await attachmentObjects(trx, attachments.map((a) => a.id))) {
+    pending.add(realmId, { type: "attachment", op: "update", attachment, upload_space_used: spaceUsed }, [owners.get(attachment.id)!]);
   }
 }
 

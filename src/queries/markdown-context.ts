@@ -8,7 +8,13 @@ import { isStorableId } from "../storage/database.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export async function markdownContextFor(db: Db, config: Config, realmId: number, content: string): Promise<MarkdownContext> {
+/** Rendering choices of the sender and the organization. */
+export interface RenderOptions {
+  translateEmoticons?: boolean;
+  inlineImagePreview?: boolean;
+}
+
+export async function markdownContextFor(db: Db, config: Config, realmId: number, content: string, options: RenderOptions = {}): Promise<MarkdownContext> {
   const names = referencedNames(content);
   const userNames = [...new Set(names.userNames.map((n) => n.toLowerCase()))];
   const userIds = names.userIds.filter(isStorableId);
@@ -52,6 +58,7 @@ export async function markdownContextFor(db: Db, config: Config, realmId: number
   const groupByName = new Map(groups.map((g) => [g.name.toLowerCase(), g]));
   const channelByName = new Map(channels.map((c) => [c.name.toLowerCase(), c]));
   return {
+    ...options,
     realmUrl: config.externalUrl,
     usersByName: (name) => byName.get(name.toLowerCase()) ?? [],
     userById: (id) => byId.get(id),

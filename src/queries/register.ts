@@ -208,7 +208,7 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
     max_avatar_file_size_mib: 5,
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,
-    max_file_upload_size_mib: Math.floor(services.config.bodyLimitBytes / (1024 * 1024)),
+    max_file_upload_size_mib: services.config.maxFileUploadSizeMib,
     max_stream_name_length: MAX_STREAM_NAME_LENGTH,
     max_stream_description_length: MAX_STREAM_DESCRIPTION_LENGTH,
     max_channel_folder_name_length: MAX_CHANNEL_FOLDER_NAME_LENGTH,

@@ -1,0 +1,196 @@
+// Uploaded files: storing one (POST /user_uploads), deleting one (DELETE
+// /attachments/{id}) with the `attachment` events they cause, and the
+// file-system side of serving them: where a path_id lives on disk and the key
+// that signs temporary URLs. Files live under config.uploadsDir at their
+// path_id; files still arriving wait in its ".incoming" directory.
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { Config } from "../config.ts";
+import {
+  checkUploadSize,
+  makePathId,
+  temporaryToken,
+  temporaryUrl,
+  uploadContentType,
+  uploadUrl,
+  withDetectedCharset,
+} from "../domain/uploads.ts";
+import { badRequest } from "../errors.ts";
+import { attachmentObjects, realmUploadSpaceUsed } from "../queries/attachments.ts";
+import type { Services } from "../services.ts";
+import { isStorableId } from "../storage/database.ts";
+import type { Attachment, Realm, User } from "../storage/schema.ts";
+import { inRealmTransaction } from "./transaction.ts";
+
+/** A file received in a multipart request, waiting on disk to be stored or discarded. */
+export interface ReceivedUpload {
+  /** The client's file name, cleaned as Django does (domain/uploads.ts uploadedFileName). */
+  fileName: string;
+  /** The part's Content-Type as the multipart parser reported it. */
+  declaredType: string;
+  size: number;
+  /** A file in incomingDir(config); uploadFile moves it into place. */
+  tempPath: string;
+}
+
+/** Where multipart files are written while the request is still arriving. */
+export function incomingDir(config: Config): string {
+  return path.join(config.uploadsDir, ".incoming");
+}
+
+/** A fresh temporary file name in incomingDir (the directory is created if missing). */
+export async function newIncomingPath(config: Config): Promise<string> {
+  const dir = incomingDir(config);
+  await fs.mkdir(dir, { recursive: true });
+  return path.join(dir, crypto.randomBytes(16).toString("hex"));
+}
+
+/** Removes temporary files older than `maxAgeMs` left by requests that never finished (a crash, say). */
+export async function sweepIncoming(config: Config, maxAgeMs: number): Promise<void> {
+  const dir = incomingDir(config);
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch {
+    return;
+  }
+  const cutoff = Date.now() - maxAgeMs;
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const stat = await fs.stat(file).catch(() => undefined);
+    if (stat && stat.mtimeMs < cutoff) await fs.rm(file, { force: true }).catch(() => {});
+  }
+}
+
+/**
+ * The file a path_id names on disk. path_ids are made by makePathId, but the
+ * path is checked anyway (as Zulip's assert_is_local_storage_path does), so
+ * no stored value can reach outside the uploads directory.
+ */
+export function storedFilePath(config: Config, pathId: string): string {
+  const parts = pathId.split("/");
+  const root = path.resolve(config.uploadsDir);
+  if (parts.length < 2 || parts.some((p) => p === "" || p === "." || p === ".." || p.includes("\\") || p.includes("\0"))) {
+    throw new Error(`Refusing to map path_id '${pathId}' to a file`);
+  }
+  const file = path.resolve(root, ...parts);
+  if (!file.startsWith(root + path.sep)) throw new Error(`Refusing to map path_id '${pathId}' to a file`);
+  return file;
+}
+
+async function readHead(file: string, bytes: number): Promise<Buffer> {
+  const handle = await fs.open(file, "r");
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** How much of a text/plain file is read to decide its charset (Zulip reads up to 32 KiB when streaming). */
+const CHARSET_SNIFF_BYTES = 64 * 1024;
+
+/**
+ * POST /user_uploads: stores a received file under a new path_id, records the
+ * attachment (linked to no message yet, so visible to its uploader only) and
+ * tells the uploader's clients (`attachment` op `add`). Returns the URL a
+ * message links it by and the file's name.
+ */
+export async function uploadFile(services: Services, realm: Realm, user: User, upload: ReceivedUpload): Promise<{ url: string; filename: string }> {
+  const { config } = services;
+  checkUploadSize(upload.size, config.maxFileUploadSizeMib);
+  let contentType = uploadContentType(upload.declaredType, upload.fileName);
+  const head = await readHead(upload.tempPath, CHARSET_SNIFF_BYTES);
+  contentType = withDetectedCharset(contentType, head, upload.size <= head.length);
+  const pathId = makePathId(realm.id, upload.fileName, crypto.randomBytes(19));
+  const target = storedFilePath(config, pathId);
+  await fs.mkdir(path.dirname(target), { recursive: true });
+  await fs.rename(upload.tempPath, target);
+  try {
+    await inRealmTransaction(services, realm.id, async (trx, pending) => {
+      const { id } = await trx
+        .insertInto("attachments")
+        .values({
+          realm_id: realm.id,
+          owner_id: user.id,
+          path_id: pathId,
+          file_name: upload.fileName,
+          content_type: contentType,
+          size: upload.size,
+          // Zulip reports whole seconds, times 1000.
+          create_time: services.now() * 1000,
+        })
+        .returning("id")
+        .executeTakeFirstOrThrow();
+      const [attachment] = await attachmentObjects(trx, [id]);
+      const event = { type: "attachment", op: "add", attachment, upload_space_used: await realmUploadSpaceUsed(trx, realm.id) };
+      pending.add(realm.id, event, [user.id]);
+    });
+  } catch (error) {
+    await fs.rm(target, { force: true });
+    throw error;
+  }
+  return { url: uploadUrl(pathId), filename: upload.fileName };
+}
+
+/**
+ * DELETE /attachments/{id}: only the uploader may delete a file; anyone
+ * else's, or an unknown ID, is "Invalid attachment". Removes the row, its
+ * message links and the file, then sends `attachment` op `remove`.
+ */
+export async function deleteAttachment(services: Services, realm: Realm, user: User, attachmentId: number): Promise<void> {
+  await inRealmTransaction(services, realm.id, async (trx, pending) => {
+    const attachment = isStorableId(attachmentId)
+      ? await trx.selectFrom("attachments").selectAll().where("id", "=", attachmentId).where("owner_id", "=", user.id).executeTakeFirst()
+      : undefined;
+    if (!attachment) throw badRequest("Invalid attachment");
+    await trx.deleteFrom("attachment_messages").where("attachment_id", "=", attachment.id).execute();
+    await trx.deleteFrom("attachments").where("id", "=", attachment.id).execute();
+    const event = { type: "attachment", op: "remove", attachment: { id: attachment.id }, upload_space_used: await realmUploadSpaceUsed(trx, realm.id) };
+    pending.add(realm.id, event, [user.id]);
+    // The file goes last: if it cannot be removed the transaction rolls back and nothing changed.
+    try {
+      await fs.rm(storedFilePath(services.config, attachment.path_id), { force: true });
+    } catch {
+      throw badRequest("An error occurred while deleting the attachment. Please try again later.");
+    }
+  });
+}
+
+/**
+ * The key that signs temporary URLs: random, made once and kept beside the
+ * files, so every process serving this uploads directory shares it. Made by
+ * linking a complete file into place, so concurrent starts agree on one key.
+ */
+export async function uploadSigningKey(config: Config): Promise<Buffer> {
+  const file = path.join(config.uploadsDir, ".signing-key");
+  const read = async () => Buffer.from((await fs.readFile(file, "utf8")).trim(), "hex");
+  try {
+    const key = await read();
+    if (key.length >= 32) return key;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  await fs.mkdir(config.uploadsDir, { recursive: true });
+  const candidate = `${file}.${crypto.randomBytes(8).toString("hex")}`;
+  await fs.writeFile(candidate, crypto.randomBytes(32).toString("hex"), { mode: 0o600 });
+  try {
+    await fs.link(candidate, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    await fs.rm(candidate, { force: true });
+  }
+  const key = await read();
+  if (key.length < 32) throw new Error(`${file} does not hold a usable key; delete it to make a new one`);
+  return key;
+}
+
+/** GET /api/v1/user_uploads/…: a URL that serves the file without credentials for a minute. */
+export async function temporaryFileUrl(services: Services, attachment: Pick<Attachment, "id" | "path_id">): Promise<string> {
+  const key = await uploadSigningKey(services.config);
+  return temporaryUrl(temporaryToken(key, attachment.id, attachment.path_id, services.now()), attachment.path_id);
+}

@@ -1,0 +1,314 @@
+// Uploaded files. API: POST /user_uploads (one file, any field name),
+// GET /user_uploads/{realm_id}/{filename} (a temporary URL to the file),
+// GET /attachments and DELETE /attachments/{id}. Outside /api/v1, as Zulip
+// serves them: /user_uploads/{path_id} and /user_uploads/download/{path_id}
+// (API credentials) and /user_uploads/temporary/{token}/{filename} (none).
+// Also how multipart files reach the upload endpoint: @fastify/multipart
+// hands every file part to multipartFileReceiver, which streams the upload
+// endpoint's file to disk and drops any other endpoint's.
+import { createReadStream, createWriteStream } from "node:fs";
+import fs from "node:fs/promises";
+import { Transform } from "node:stream";
+import { finished, pipeline } from "node:stream/promises";
+import type { MultipartFile } from "@fastify/multipart";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { actorFor } from "../actions/actor.ts";
+import { authenticateApiKey } from "../actions/auth.ts";
+import {
+  deleteAttachment,
+  newIncomingPath,
+  storedFilePath,
+  sweepIncoming,
+  temporaryFileUrl,
+  uploadFile,
+  uploadSigningKey,
+  type ReceivedUpload,
+} from "../actions/uploads.ts";
+import type { Config } from "../config.ts";
+import {
+  contentDisposition,
+  fileTooLarge,
+  invalidToken,
+  maxUploadBytes,
+  parseTemporaryToken,
+  pathIdFileName,
+  servesInline,
+  temporaryTokenValid,
+  uploadedFileName,
+} from "../domain/uploads.ts";
+import { ApiError, badRequest } from "../errors.ts";
+import { param } from "../http/params.ts";
+import { API_PREFIX, basicCredentials, defineRoute, type MethodTable } from "../http/route.ts";
+import { attachmentById, attachmentByPathId, attachmentsOwnedBy, canAccessAttachment, realmUploadSpaceUsed } from "../queries/attachments.ts";
+import type { Services } from "../services.ts";
+import type { Attachment, Realm, User } from "../storage/schema.ts";
+
+// ---------------------------------------------------------------------------
+// Receiving multipart files
+
+const UPLOAD_ROUTE_URL = `${API_PREFIX}/user_uploads`;
+
+/** Whether a request is the one endpoint that keeps the files it is sent. */
+export function takesUploadedFile(request: FastifyRequest): boolean {
+  return request.method === "POST" && request.routeOptions.url === UPLOAD_ROUTE_URL;
+}
+
+/** Largest multipart body a request may send: the upload endpoint allows a maximum-size file plus the usual fields. */
+export function multipartBodyLimit(config: Config, request: FastifyRequest): number {
+  return takesUploadedFile(request) ? maxUploadBytes(config.maxFileUploadSizeMib) + config.bodyLimitBytes : config.bodyLimitBytes;
+}
+
+/** The file parts an upload request sent, as Django's request.FILES sees them. */
+interface ReceivedFiles {
+  /** Distinct field names that carried a file. */
+  fieldNames: Set<string>;
+  /** The file of the first such field (the last one sent under that name, as Django keeps it). */
+  file?: ReceivedUpload;
+  /** Temporary files written for this request, removed once it is answered. */
+  tempPaths: Set<string>;
+}
+
+const receivedFiles = new WeakMap<FastifyRequest, ReceivedFiles>();
+
+function receivedFor(request: FastifyRequest): ReceivedFiles {
+  let received = receivedFiles.get(request);
+  if (!received) {
+    received = { fieldNames: new Set(), tempPaths: new Set() };
+    receivedFiles.set(request, received);
+  }
+  return received;
+}
+
+async function discardReceived(request: FastifyRequest): Promise<void> {
+  const received = receivedFiles.get(request);
+  if (!received) return;
+  receivedFiles.delete(request);
+  // A file the upload stored has been moved away already; removing it is a no-op.
+  await Promise.all([...received.tempPaths].map((p) => fs.rm(p, { force: true }).catch(() => {})));
+}
+
+/** Reads a part to its end without keeping it. */
+async function drain(part: MultipartFile): Promise<void> {
+  await finished(part.file.resume());
+}
+
+/**
+ * Stops parsing a request whose answer is already decided: the rest of the
+ * body is read and dropped, so the client can finish sending and read the reply.
+ */
+function abandonBody(request: FastifyRequest): void {
+  request.raw.unpipe();
+  request.raw.resume();
+}
+
+/**
+ * @fastify/multipart's onFile: files sent to the upload endpoint are streamed
+ * to a temporary file (never held in memory), checked against the size limit
+ * as they arrive; file parts sent to any other endpoint are read and dropped,
+ * as those endpoints take no files. Form fields are untouched either way.
+ */
+export function multipartFileReceiver(services: Services): (this: FastifyRequest, part: MultipartFile) => Promise<void> {
+  const { config } = services;
+  return async function receiveFile(this: FastifyRequest, part: MultipartFile): Promise<void> {
+    // Django ignores file parts without a usable name; so does Zulip. (The
+    // parser reports an application/octet-stream part without one as a file.)
+    const fileName = takesUploadedFile(this) ? uploadedFileName((part.filename as string | undefined) ?? "") : undefined;
+    if (fileName === undefined) return drain(part);
+    const received = receivedFor(this);
+    const first = received.fieldNames.size === 0 ? part.fieldname : [...received.fieldNames][0];
+    received.fieldNames.add(part.fieldname);
+    // A second file field makes the request an error: no need to keep its bytes.
+    if (part.fieldname !== first) return drain(part);
+
+    const maxMib = config.maxFileUploadSizeMib;
+    const maxBytes = maxUploadBytes(maxMib);
+    const tempPath = await newIncomingPath(config);
+    received.tempPaths.add(tempPath);
+    let size = 0;
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        size += chunk.length;
+        callback(size > maxBytes ? fileTooLarge(maxMib) : null, chunk);
+      },
+    });
+    try {
+      await pipeline(part.file, counter, createWriteStream(tempPath));
+    } catch (error) {
+      await fs.rm(tempPath, { force: true });
+      if (size > maxBytes) {
+        // Zulip's answer, without reading the rest of an oversized file into storage.
+        abandonBody(this);
+        throw fileTooLarge(maxMib);
+      }
+      throw error;
+    }
+    if (received.file) await fs.rm(received.file.tempPath, { force: true });
+    received.file = { fileName, declaredType: part.mimetype, size, tempPath };
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Who may download what
+
+type Lookup = { found: Attachment } | { missing: true } | { forbidden: true };
+
+async function attachmentForViewer(services: Services, realm: Realm, user: User, pathId: string): Promise<Lookup> {
+  const db = services.storage.db;
+  const attachment = await attachmentByPathId(db, pathId);
+  if (!attachment) return { missing: true };
+  if (!(await canAccessAttachment(db, realm.id, await actorFor(db, user), attachment))) return { forbidden: true };
+  return { found: attachment };
+}
+
+const NOT_FOUND = "This file does not exist or has been deleted.";
+const FORBIDDEN = "You are not authorized to view this file.";
+
+// ---------------------------------------------------------------------------
+// API routes
+
+export const uploadRoutes = [
+  defineRoute({
+    method: "POST",
+    path: "/user_uploads",
+    auth: "api",
+    params: {},
+    handler: async ({ services, realm, user, http }) => {
+      try {
+        const received = receivedFiles.get(http);
+        if (!received || received.fieldNames.size === 0 || !received.file) throw badRequest("You must specify a file to upload");
+        if (received.fieldNames.size > 1) throw badRequest("You may only upload one file at a time");
+        const { url, filename } = await uploadFile(services, realm, user, received.file);
+        // `uri` is the deprecated name of `url`, kept for old clients as Zulip does.
+        return { uri: url, url, filename };
+      } finally {
+        // Before replying, so a client never sees leftovers (the stored file has been moved away).
+        await discardReceived(http);
+      }
+    },
+  }),
+  defineRoute({
+    method: "GET",
+    path: "/user_uploads/:realm_id/*",
+    auth: "api",
+    // "*" is the rest of the path_id after the organization's ID, slashes included.
+    params: { realm_id: param.string().required(), "*": param.string().required() },
+    handler: async ({ services, realm, user }, params) => {
+      const lookup = await attachmentForViewer(services, realm, user, `${params.realm_id}/${params["*"]}`);
+      if ("missing" in lookup) throw new ApiError(404, "BAD_REQUEST", NOT_FOUND);
+      if ("forbidden" in lookup) throw new ApiError(403, "BAD_REQUEST", FORBIDDEN);
+      return { url: await temporaryFileUrl(services, lookup.found) };
+    },
+  }),
+  defineRoute({
+    method: "GET",
+    path: "/attachments",
+    auth: "api",
+    params: {},
+    handler: async ({ services, realm, user }) => {
+      const db = services.storage.db;
+      return { attachments: await attachmentsOwnedBy(db, user.id), upload_space_used: await realmUploadSpaceUsed(db, realm.id) };
+    },
+  }),
+  defineRoute({
+    method: "DELETE",
+    path: "/attachments/:attachment_id",
+    auth: "api",
+    params: { attachment_id: param.int().required() },
+    handler: async ({ services, realm, user }, { attachment_id }) => {
+      await deleteAttachment(services, realm, user, attachment_id);
+    },
+  }),
+];
+
+// ---------------------------------------------------------------------------
+// Serving files (outside /api/v1)
+
+/** What Zulip's nginx sends with every uploaded file: nothing in it may run or load anything. */
+const FILE_SECURITY_HEADERS = {
+  "content-security-policy": "default-src 'none'; media-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; object-src 'self';",
+  "x-content-type-options": "nosniff",
+};
+
+function htmlError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply.status(status).header("content-type", "text/html; charset=utf-8").header("vary", "Accept").send(`<p>${message}</p>`);
+}
+
+async function sendStoredFile(reply: FastifyReply, config: Config, attachment: Attachment, forceDownload: boolean): Promise<FastifyReply> {
+  let file: string;
+  let size: number;
+  try {
+    file = storedFilePath(config, attachment.path_id);
+    const stat = await fs.stat(file);
+    if (!stat.isFile()) throw new Error("not a file");
+    size = stat.size;
+  } catch {
+    // A row whose file is gone (or whose path_id could name no file of ours): Zulip's serve_local answer.
+    return htmlError(reply, 404, "File not found");
+  }
+  const asAttachment = forceDownload || !servesInline(attachment.content_type);
+  return reply
+    .status(200)
+    .headers({
+      ...FILE_SECURITY_HEADERS,
+      "content-type": attachment.content_type,
+      "content-length": String(size),
+      "content-disposition": contentDisposition(attachment.file_name, asAttachment),
+      "cache-control": "private, immutable",
+    })
+    .send(createReadStream(file));
+}
+
+interface FileParams {
+  realm_id: string;
+  "*": string;
+}
+
+/**
+ * Registers the file-serving routes (and the clean-up of temporary upload
+ * files). The authenticated routes take the API's HTTP Basic credentials,
+ * since Parley has no browser sessions.
+ */
+export function uploadFileRoutes(app: FastifyInstance, services: Services, methods: MethodTable): void {
+  const { config } = services;
+
+  const serve = (forceDownload: boolean) => async (request: FastifyRequest<{ Params: FileParams }>, reply: FastifyReply) => {
+    const { email, apiKey } = basicCredentials(request.headers.authorization);
+    const { realm, user } = await authenticateApiKey(services, email, apiKey);
+    const lookup = await attachmentForViewer(services, realm, user, `${request.params.realm_id}/${request.params["*"]}`);
+    if ("missing" in lookup) return htmlError(reply, 404, NOT_FOUND);
+    if ("forbidden" in lookup) return htmlError(reply, 403, FORBIDDEN);
+    return sendStoredFile(reply, config, lookup.found, forceDownload);
+  };
+  methods.add("/user_uploads/:realm_id/*", "GET");
+  app.get("/user_uploads/:realm_id/*", serve(false));
+  // Zulip's download link: the same file, always as an attachment.
+  methods.add("/user_uploads/download/:realm_id/*", "GET");
+  app.get("/user_uploads/download/:realm_id/*", serve(true));
+
+  // The temporary URL handed out by GET /api/v1/user_uploads/…: no credentials, a signed token.
+  methods.add("/user_uploads/temporary/:token/*", "GET");
+  app.get<{ Params: { token: string; "*": string } }>("/user_uploads/temporary/:token/*", async (request, reply) => {
+    const parsed = parseTemporaryToken(request.params.token);
+    if (!parsed) throw invalidToken();
+    const attachment = await attachmentById(services.storage.db, parsed.attachmentId);
+    if (!attachment || !temporaryTokenValid(await uploadSigningKey(config), parsed, attachment.path_id, services.now())) throw invalidToken();
+    if (pathIdFileName(attachment.path_id) !== request.params["*"]) throw badRequest("Invalid filename");
+    return sendStoredFile(reply, config, attachment, false);
+  });
+
+  // Image previews in rendered messages point at /thumbnail?url=…&size=… (Zulip's
+  // form). Parley makes no thumbnails: it redirects to the image itself, whose
+  // own URL enforces access (uploads) — only uploads and http(s) URLs qualify.
+  methods.add("/thumbnail", "GET");
+  app.get<{ Querystring: { url?: string } }>("/thumbnail", async (request, reply) => {
+    const url = typeof request.query.url === "string" ? request.query.url : "";
+    if (/^user_uploads\/[^\0]+$/.test(url) && !url.split("/").includes("..")) return reply.redirect(`/${url}`);
+    if (/^https?:\/\//i.test(url)) return reply.redirect(url);
+    return htmlError(reply, 404, NOT_FOUND);
+  });
+
+  // Temporary files of requests that failed or were cut off, and of earlier runs.
+  app.addHook("onResponse", async (request) => discardReceived(request));
+  app.addHook("onRequestAbort", async (request) => discardReceived(request));
+  void sweepIncoming(config, 60 * 60 * 1000);
+}
