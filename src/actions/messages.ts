@@ -34,7 +34,7 @@ import { renderMarkdown, type RenderedMessage } from "../markdown/render.ts";
 import { attachmentObjects, canAccessAttachment, uploadSpaceUsed } from "../queries/attachments.ts";
 import { channelFacts } from "../queries/channels.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
-import { formatMessage, type MessageLookups } from "../queries/messages.ts";
+import { formatMessage, orderDisplayRecipient, type MessageLookups } from "../queries/messages.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import type { Services } from "../services.ts";
 import { isStorableId } from "../storage/database.ts";
@@ -478,7 +478,7 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
       senders: new Map([[sender.id, sender]]),
       channelNames: channel ? new Map([[channel.id, channel.name]]) : new Map(),
       dmRecipients: new Map([
-        [conversation.recipientId, conversation.participants.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false }))],
+        [conversation.recipientId, orderDisplayRecipient(conversation.participants.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false })))],
       ]),
       reactions: new Map(),
     };

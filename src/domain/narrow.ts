@@ -16,7 +16,7 @@ const CANONICAL_OPERATORS: Readonly<Record<string, string>> = {
   streams: "channels",
   subject: "topic",
   "pm-with": "dm",
-  "group-pm-with": "dm-including",
+  pm_with: "dm",
 };
 
 /** Operators whose operand may be an integer ID. */
@@ -28,6 +28,8 @@ export const MESSAGE_NARROW_OPERATORS = new Set([
   "topic",
   "dm",
   "dm-including",
+  "group-pm-with",
+  "in",
   "sender",
   "is",
   "has",

@@ -159,17 +159,16 @@ export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly Me
   ]);
   const participantIds = new Set<number>(senderIds);
   for (const r of dmRows) for (const id of dmKeyUserIds(r.dm_key!)) participantIds.add(id);
-  const users = await db.selectFrom("users").select(["id", "email", "full_name", "avatar_version"]).where("id", "in", [...participantIds]).execute();
+  const users =
+    participantIds.size === 0 ? [] : await db.selectFrom("users").select(["id", "email", "full_name", "avatar_version"]).where("id", "in", [...participantIds]).execute();
   const byId = new Map(users.map((u) => [u.id, u]));
   const dmRecipients = new Map<number, DisplayRecipientUser[]>();
   for (const r of dmRows) {
-    dmRecipients.set(
-      r.id,
-      dmKeyUserIds(r.dm_key!).map((id) => {
-        const u = byId.get(id)!;
-        return { id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false };
-      }),
-    );
+    const list = dmKeyUserIds(r.dm_key!).map((id) => {
+      const u = byId.get(id)!;
+      return { id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false };
+    });
+    dmRecipients.set(r.id, orderDisplayRecipient(list));
   }
   const reactions = new Map<number, ApiReaction[]>();
   for (const r of reactionRows) {
@@ -184,6 +183,11 @@ export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly Me
     dmRecipients,
     reactions,
   };
+}
+
+/** Zulip lists the two people of a 1:1 conversation by API email; larger groups by ID. */
+export function orderDisplayRecipient(list: DisplayRecipientUser[]): DisplayRecipientUser[] {
+  return list.length === 2 ? [...list].sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0)) : list;
 }
 
 /** Serializes rows with their flags for one viewer. */
@@ -314,6 +318,7 @@ function searchCondition(dialect: Dialect, words: string[]): Condition {
 /** Resolves each term; unknown operators, channels and users are Zulip's BAD_NARROW errors. */
 export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly NarrowTerm[]): Promise<ResolvedNarrow> {
   const narrow = await replaceWithOperator(ctx, narrowAsGiven);
+  checkChannelAndDirect(narrow);
   const conditions: Condition[] = [];
   let includeHistory = false;
   let needsFlags = false;
@@ -328,7 +333,8 @@ export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly 
         if (Array.isArray(operand)) throw badNarrow("unknown channel");
         const channel = await channelFor(ctx, operand);
         if (!channel) throw badNarrow(`unknown channel ${String(operand)}`);
-        condition = (eb) => eb("m.channel_id", "=", channel.id);
+        // Spelled so that NOT keeps direct messages (channel_id is NULL for them).
+        condition = (eb) => eb.and([eb("m.channel_id", "is not", null), eb("m.channel_id", "=", channel.id)]);
         if (!term.negated) {
           const subscribed = await isSubscribed(ctx.db, ctx.actor.id, channel.id);
           const facts = channelFacts(channel);
@@ -347,7 +353,7 @@ export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly 
           .$if(operand === "web-public", (q) => q.where("is_web_public", "=", true))
           .execute();
         const ids = rows.map((r) => r.id);
-        condition = ids.length === 0 ? never : (eb) => eb("m.channel_id", "in", ids);
+        condition = ids.length === 0 ? never : (eb) => eb.and([eb("m.channel_id", "is not", null), eb("m.channel_id", "in", ids)]);
         if (!term.negated && operand === "public" && !isGuest(ctx.actor.role)) includeHistory = true;
         break;
       }
@@ -380,13 +386,19 @@ export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly 
         condition = recipient ? (eb) => eb("m.recipient_id", "=", recipient.id) : never;
         break;
       }
-      case "dm-including": {
+      case "dm-including":
+      case "group-pm-with": {
         if (Array.isArray(operand)) throw badNarrow("unknown user");
         const id = await userIdFor(ctx, operand);
         if (id === undefined) throw badNarrow(`unknown user ${String(operand)}`);
+        // group-pm-with (deprecated): only conversations of three or more.
+        const groupOnly = term.operator === "group-pm-with";
         condition = (eb) =>
           eb.and([
             eb("m.channel_id", "is", null),
+            groupOnly
+              ? eb.exists(eb.selectFrom("recipients as r").select("r.id").whereRef("r.id", "=", "m.recipient_id").where("r.dm_key", "like", "%,%,%"))
+              : sql<SqlBool>`1 = 1`,
             id === ctx.actor.id
               ? sql<SqlBool>`1 = 1`
               : eb.exists(
@@ -423,8 +435,16 @@ export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly 
       }
       case "id": {
         const id = typeof operand === "number" ? operand : /^\d+$/.test(String(operand)) ? Number(operand) : NaN;
-        if (!isStorableId(id)) throw badNarrow(`Invalid message ID ${String(operand)}`);
-        condition = (eb) => eb("m.id", "=", id);
+        if (!Number.isSafeInteger(id)) throw badNarrow("Invalid message ID");
+        condition = isStorableId(id) ? (eb) => eb("m.id", "=", id) : never;
+        break;
+      }
+      case "in": {
+        if (operand === "all") continue;
+        if (operand !== "home") throw badNarrow(`unknown 'in' operand ${String(operand)}`);
+        const muted = isCondition(ctx, "muted");
+        // Zulip's in:home: everything but muted channels and topics.
+        condition = (eb) => eb.not(muted(eb));
         break;
       }
       default:
@@ -438,6 +458,14 @@ export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly 
 }
 
 const CONVERSATION_OPERATORS = new Set(["channel", "topic", "dm"]);
+
+/** Zulip refuses narrows that ask for channel messages and direct messages at once. */
+function checkChannelAndDirect(narrow: readonly NarrowTerm[]): void {
+  const isDm = (t: NarrowTerm) => t.operator === "is" && t.operand === "dm";
+  const channelTerm = narrow.some((t) => (!t.negated && ["channel", "channels", "topic"].includes(t.operator)) || (t.negated && isDm(t)));
+  const directTerm = narrow.some((t) => !t.negated && (["dm", "dm-including", "group-pm-with"].includes(t.operator) || isDm(t)));
+  if (channelTerm && directTerm) throw badNarrow("No message can be both a channel message and direct message");
+}
 
 /**
  * Zulip's "with" operator: the conversation that message is in now (it may
@@ -491,6 +519,10 @@ function isCondition(ctx: NarrowContext, name: string): Condition {
       return (eb) => eb("m.topic", "like", `${RESOLVED_TOPIC_PREFIX}%`);
     case "followed":
       return topicPolicy(VisibilityPolicy.FOLLOWED);
+    case "muted-topic": {
+      const mutedTopic = topicPolicy(VisibilityPolicy.MUTED);
+      return (eb) => eb.and([eb("m.channel_id", "is not", null), mutedTopic(eb)]);
+    }
     case "muted": {
       // Muted topics, and topics of muted channels that the user has not unmuted or followed.
       const mutedTopic = topicPolicy(VisibilityPolicy.MUTED);
@@ -546,6 +578,33 @@ export interface FetchResult {
 
 type SelectedRow = MessageRow & { flags: number | null };
 
+const MAX_STORABLE_ID = 2147483647;
+
+function ctxFor(db: Db, dialect: Dialect, realm: Realm, actor: Actor, format: MessageFormat): NarrowContext {
+  return { db, dialect, realmId: realm.id, actor, emptyTopicName: format.emptyTopicName };
+}
+
+/**
+ * The anchor first_unread (Zulip's find_first_unread_anchor): the oldest
+ * unread message matching the narrow, skipping muted conversations unless the
+ * narrow is about direct messages (in a channel narrow, only muted topics).
+ */
+async function firstUnreadId(db: Db, userId: number, narrow: readonly NarrowTerm[], resolved: ResolvedNarrow, ctx: NarrowContext): Promise<number | undefined> {
+  const dmNarrow = narrow.some((t) => !t.negated && (["dm", "dm-including", "group-pm-with"].includes(t.operator) || (t.operator === "is" && t.operand === "dm")));
+  const channelNarrow = narrow.some((t) => !t.negated && t.operator === "channel");
+  const muting: Condition[] = dmNarrow ? [] : [channelNarrow ? (eb) => eb.not(isCondition(ctx, "muted-topic")(eb)) : (eb) => eb.not(isCondition(ctx, "muted")(eb))];
+  const first = await db
+    .selectFrom("user_messages as um")
+    .innerJoin("messages as m", "m.id", "um.message_id")
+    .select("um.message_id")
+    .where("um.user_id", "=", userId)
+    .where((eb) => eb.and([eb(sql<number>`(${eb.ref("um.flags")} & 1)`, "=", 0), ...[...resolved.conditions, ...muting].map((c) => c(eb as unknown as Eb))]))
+    .orderBy("um.message_id", "asc")
+    .limit(1)
+    .executeTakeFirst();
+  return first?.message_id;
+}
+
 function narrowedQuery(db: Db, realmId: number, userId: number, resolved: ResolvedNarrow) {
   const base = resolved.includeHistory
     ? db
@@ -573,41 +632,25 @@ export async function fetchMessages(
   const idColumn = resolved.includeHistory ? ("m.id" as const) : ("um.message_id" as const);
 
   let anchor: number;
-  let anchoredToLeft = false;
-  let anchoredToRight = false;
-  if (request.anchor === "newest") {
-    anchor = LARGER_THAN_MAX_MESSAGE_ID;
-    anchoredToRight = true;
-  } else if (request.anchor === "oldest") {
-    anchor = 0;
-    anchoredToLeft = true;
-  } else if (request.anchor === "first_unread") {
-    const first = await db
-      .selectFrom("user_messages as um")
-      .innerJoin("messages as m", "m.id", "um.message_id")
-      .select("um.message_id")
-      .where("um.user_id", "=", actor.id)
-      .where((eb) => eb.and([eb(sql<number>`(${eb.ref("um.flags")} & 1)`, "=", 0), ...resolved.conditions.map((c) => c(eb as unknown as Eb))]))
-      .orderBy("um.message_id", "asc")
-      .limit(1)
-      .executeTakeFirst();
-    if (first) {
-      anchor = first.message_id;
-    } else {
-      anchor = LARGER_THAN_MAX_MESSAGE_ID;
-      anchoredToRight = true;
-    }
-  } else {
-    anchor = request.anchor;
-  }
+  if (request.anchor === "newest") anchor = LARGER_THAN_MAX_MESSAGE_ID;
+  else if (request.anchor === "oldest") anchor = 0;
+  else if (request.anchor === "first_unread") anchor = (await firstUnreadId(db, actor.id, request.narrow, resolved, ctxFor(db, dialect, realm, actor, request.format))) ?? LARGER_THAN_MAX_MESSAGE_ID;
+  else anchor = request.anchor;
+  // As Zulip: the anchor 0 is the start of history, and 10^16 (or more) its end, however they were asked for.
+  const anchoredToLeft = anchor === 0;
+  const anchoredToRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
+  // IDs are 32-bit columns and PostgreSQL refuses larger literals: past the largest ID, nothing is at or after the anchor.
+  const beyondIds = anchor > MAX_STORABLE_ID;
 
   const query = () => narrowedQuery(db, realm.id, actor.id, resolved);
   const numBefore = anchoredToLeft ? 0 : request.numBefore;
   const numAfter = anchoredToRight ? 0 : request.numAfter;
   const [before, atAnchor, after] = await Promise.all([
-    numBefore > 0 ? query().where(idColumn, "<", anchor).orderBy(idColumn, "desc").limit(numBefore).execute() : [],
-    request.includeAnchor && !anchoredToLeft && !anchoredToRight ? query().where(idColumn, "=", anchor).execute() : [],
-    numAfter > 0 ? query().where(idColumn, anchoredToLeft ? ">=" : ">", anchor).orderBy(idColumn, "asc").limit(numAfter).execute() : [],
+    numBefore > 0
+      ? (beyondIds ? query().where(idColumn, "<=", MAX_STORABLE_ID) : query().where(idColumn, "<", anchor)).orderBy(idColumn, "desc").limit(numBefore).execute()
+      : [],
+    request.includeAnchor && !anchoredToLeft && !beyondIds ? query().where(idColumn, "=", anchor).execute() : [],
+    numAfter > 0 && !beyondIds ? query().where(idColumn, anchoredToLeft ? ">=" : ">", anchor).orderBy(idColumn, "asc").limit(numAfter).execute() : [],
   ]);
   const rows: SelectedRow[] = [...(before as SelectedRow[]).reverse(), ...(atAnchor as SelectedRow[]), ...(after as SelectedRow[])];
   const messages = await messageObjects(db, config, realm, rows, request.format);

@@ -1,7 +1,7 @@
 import { sendMessage } from "../actions/messages.ts";
 import { updateUserTopic } from "../actions/user-topics.ts";
 import { actorFor } from "../actions/actor.ts";
-import { clientName, MAX_MESSAGES_PER_FETCH } from "../domain/messages.ts";
+import { clientName, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH } from "../domain/messages.ts";
 import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
@@ -16,10 +16,12 @@ const narrow: Validator<NarrowTerm[]> = (value, name) => parseNarrow(value, name
 /** anchor: a message ID, or "newest", "oldest", "first_unread" (Zulip's parse_anchor_value). */
 const anchor: Validator<Anchor> = (value) => {
   if (value === "newest" || value === "oldest" || value === "first_unread") return value;
-  const id = typeof value === "number" ? value : typeof value === "string" && /^-?\d+$/.test(value.trim()) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(id)) throw badRequest("Invalid anchor");
+  const text = typeof value === "number" && Number.isInteger(value) ? BigInt(value).toString() : typeof value === "string" ? value.trim() : "";
+  if (!/^-?\d+$/.test(text)) throw badRequest("Invalid anchor");
   // Negative anchors mean the oldest message, huge ones the newest, as Zulip clamps them.
-  return Math.min(Math.max(id, 0), 10000000000000000);
+  const id = BigInt(text);
+  if (id < 0n) return 0;
+  return id >= BigInt(LARGER_THAN_MAX_MESSAGE_ID) ? LARGER_THAN_MAX_MESSAGE_ID : Number(id);
 };
 
 const nonNegative = (name: string, value: number | undefined): number => {
