@@ -1600,3 +1600,25 @@ describe("POST /messages: roles", () => {
     assert.deepEqual(await flagsOf(member, id), []);
   });
 });
+
+describe("POST /messages: guests who cannot see everyone", () => {
+  test("outside can_access_all_users_group, a guest writes only to people sharing a channel or a conversation", async () => {
+    const guest = await newUser("Limited guest", Role.GUEST);
+    const stranger = await newUser("Stranger");
+    const neighbour = await newUser("Neighbour");
+    await newChannel(u().admin, [guest, neighbour]);
+    // can_access_all_users_group may only be role:everyone or role:members (a system group).
+    await withRealm({ can_access_all_users_group: groupSetting(sys["role:members"]!) }, { can_access_all_users_group: groupSetting(sys["role:everyone"]!) }, async () => {
+      assertBad(await send(guest, { type: "direct", to: JSON.stringify([stranger.id]), content: "hi" }), "You do not have permission to access some of the recipients.");
+      assertBad(await send(guest, { type: "direct", to: JSON.stringify([neighbour.id, stranger.id]), content: "hi" }), "You do not have permission to access some of the recipients.");
+      // Someone in a shared channel is reachable; so is someone who wrote to the guest first.
+      await dm(guest, [neighbour]);
+      await dm(stranger, [guest], "hello guest");
+      await dm(guest, [stranger], "hello back");
+      await dm(guest, [guest], "a note to self");
+    });
+    // With everyone visible again, any user may be written to.
+    const other = await newUser("Other");
+    await dm(guest, [other]);
+  });
+});

@@ -208,8 +208,9 @@ describe("zulip-js as a client", () => {
   test("messages: send with local echo, receive by long-poll, fetch with a narrow, render", async () => {
     const channel = uniqueName("zulip-js messages");
     success(await z.users.me.subscriptions.add({ subscriptions: [{ name: channel }], principals: [me.id, other.id] }));
-    const mine = success(await z.queues.register({ event_types: ["message"], apply_markdown: true }));
-    const theirs = success(await zOther.queues.register({ event_types: ["message"], apply_markdown: false }));
+    // form-data takes no booleans: zulip-js clients send them as JSON text.
+    const mine = success(await z.queues.register({ event_types: ["message"], apply_markdown: "true" }));
+    const theirs = success(await zOther.queues.register({ event_types: ["message"], apply_markdown: "false" }));
 
     // The sender's own queue gets local_id back; zulip-js sends POST parameters as multipart.
     const waiting = waitForEvent(mine.queue_id, -1, (e) => e.type === "message");
