@@ -37,7 +37,7 @@ import { markdownContextFor } from "../queries/markdown-context.ts";
 import { formatMessage, orderDisplayRecipient, type MessageLookups } from "../queries/messages.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import type { Services } from "../services.ts";
-import { isStorableId } from "../storage/database.ts";
+import { isStorableId, type Storage } from "../storage/database.ts";
 import type { Attachment, Channel, Database, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
@@ -88,11 +88,14 @@ interface Conversation {
 const RECIPIENT_COLUMNS = ["users.id", "users.email", "users.full_name", "users.is_active", "users.is_bot", "users.avatar_version", "users.settings"] as const;
 
 /** Channel recipient rows never change, so they are cached for the life of the process. */
-const channelRecipientCache = new Map<number, number>();
+const channelRecipientCaches = new WeakMap<Storage, Map<number, number>>();
 
-async function recipientIdFor(db: Db, realmId: number, target: { channelId: number } | { dmKey: string }): Promise<number> {
+async function recipientIdFor(storage: Storage, db: Db, realmId: number, target: { channelId: number } | { dmKey: string }): Promise<number> {
+  // One cache per database: a process may open several (tests do).
+  let cache = channelRecipientCaches.get(storage);
+  if (!cache) channelRecipientCaches.set(storage, (cache = new Map()));
   if ("channelId" in target) {
-    const cached = channelRecipientCache.get(target.channelId);
+    const cached = cache.get(target.channelId);
     if (cached !== undefined) return cached;
   }
   const find = () =>
@@ -113,7 +116,7 @@ async function recipientIdFor(db: Db, realmId: number, target: { channelId: numb
       .execute();
     row = await find();
   }
-  if ("channelId" in target) channelRecipientCache.set(target.channelId, row!.id);
+  if ("channelId" in target) cache.set(target.channelId, row!.id);
   return row!.id;
 }
 
@@ -123,7 +126,7 @@ async function botOwnerActor(db: Db, sender: User): Promise<Actor | undefined> {
   return owner?.is_active ? actorFor(db, owner) : undefined;
 }
 
-async function channelConversation(db: Db, realm: Realm, settings: Readonly<RealmSettings>, sender: User, actor: Actor, request: SendRequest): Promise<Conversation> {
+async function channelConversation(storage: Storage, db: Db, realm: Realm, settings: Readonly<RealmSettings>, sender: User, actor: Actor, request: SendRequest): Promise<Conversation> {
   if (request.to === undefined) throw badRequest("Missing channel");
   const indicator = parseChannelIndicator(request.to);
   const query = db.selectFrom("channels").selectAll().where("realm_id", "=", realm.id);
@@ -157,11 +160,11 @@ async function channelConversation(db: Db, realm: Realm, settings: Readonly<Real
   if (!request.internal) checkCanPost(actor, facts, subscribed || (owner !== undefined && ownerSubscribed && hasContentAccess(owner, facts, true)), owner);
   checkTopicAllowed(topic, effectiveTopicsPolicy(channel.topics_policy, settings.topics_policy), settings.empty_topic_display_name);
 
-  const recipientId = await recipientIdFor(db, realm.id, { channelId: channel.id });
+  const recipientId = await recipientIdFor(storage, db, realm.id, { channelId: channel.id });
   return { recipientId, channel, topic, recipients: subscriberRows, participants: [] };
 }
 
-async function directConversation(db: Db, realm: Realm, settings: Readonly<RealmSettings>, sender: User, actor: Actor, request: SendRequest): Promise<Conversation> {
+async function directConversation(storage: Storage, db: Db, realm: Realm, settings: Readonly<RealmSettings>, sender: User, actor: Actor, request: SendRequest): Promise<Conversation> {
   const parsed = request.to === undefined ? { ids: [] } : parseDirectRecipients(request.to);
   const select = db.selectFrom("users").select(RECIPIENT_COLUMNS).select(["users.is_system_bot", "users.email_key"]).where("users.realm_id", "=", realm.id);
   let users: (RecipientUser & { is_system_bot: boolean; email_key: string })[];
@@ -186,7 +189,7 @@ async function directConversation(db: Db, realm: Realm, settings: Readonly<Realm
   const participants = new Map<number, RecipientUser>([[sender.id, sender], ...users.map((u) => [u.id, u] as const)]);
   const key = dmKey(participants.keys());
   if (!request.internal) await checkDirectMessagePermission(db, realm.id, settings, sender, actor, [...participants.values()], key);
-  const recipientId = await recipientIdFor(db, realm.id, { dmKey: key });
+  const recipientId = await recipientIdFor(storage, db, realm.id, { dmKey: key });
   const sorted = [...participants.values()].sort((a, b) => a.id - b.id);
   return { recipientId, channel: null, topic: "", recipients: sorted, participants: sorted };
 }
@@ -363,8 +366,8 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
 
   const conversation =
     request.kind === "channel"
-      ? await channelConversation(db, realm, settings, sender, actor, request)
-      : await directConversation(db, realm, settings, sender, actor, request);
+      ? await channelConversation(services.storage, db, realm, settings, sender, actor, request)
+      : await directConversation(services.storage, db, realm, settings, sender, actor, request);
   const { channel, topic } = conversation;
   const topicKey = topic.toLowerCase();
 
