@@ -3,6 +3,7 @@
 // transaction writes the message, its recipients' flag rows and its
 // attachment links; the `message` events go out after the commit.
 import { sql, type Kysely } from "kysely";
+import { containsAlertWord, visibleText } from "../domain/alert-words.ts";
 import { canReadChannelHistory, checkCanPost, hasContentAccess } from "../domain/channels.ts";
 import { hasPermission, type Actor } from "../domain/group-settings.ts";
 import { flagNames, Flag } from "../domain/message-flags.ts";
@@ -31,6 +32,7 @@ import { escapeHtml } from "../domain/text.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import type { PendingEvents } from "../events/notifier.ts";
 import { renderMarkdown, type RenderedMessage } from "../markdown/render.ts";
+import { alertWordsByUser } from "../queries/alert-words.ts";
 import { attachmentObjects, canAccessAttachment, uploadSpaceUsed } from "../queries/attachments.ts";
 import { channelFacts } from "../queries/channels.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
@@ -390,6 +392,13 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
     : undefined;
   const automaticPolicy = channel ? await automaticVisibilityPolicy(db, sender, actor, channel, topicKey, senderSubscription?.is_muted === true) : undefined;
 
+  // has_alert_word: recipients (not the sender) whose alert words the message's visible text contains.
+  const alertWords = await alertWordsByUser(db, conversation.recipients.filter((u) => u.id !== sender.id).map((u) => u.id));
+  const alerted = new Set<number>();
+  if (alertWords.size > 0) {
+    const text = visibleText(rendered.html);
+    for (const [userId, words] of alertWords) if (words.some((w) => containsAlertWord(text, w))) alerted.add(userId);
+  }
   const attachments = await claimableAttachments(db, realm.id, actor, rendered.uploadPathIds);
   // has_attachment means the message claims an upload, not merely that it links one.
   const hasAttachment = attachments.length > 0;
@@ -398,6 +407,7 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
     let flags = channel ? 0 : Flag.IS_PRIVATE;
     if (user.id === sender.id && readBySender) flags |= Flag.READ;
     if (mentioned.has(user.id)) flags |= Flag.MENTIONED;
+    if (alerted.has(user.id)) flags |= Flag.HAS_ALERT_WORD;
     // Zulip counts group members as mentioned; it does not set group_mentioned when sending.
     if (groupMentioned.has(user.id)) flags |= Flag.MENTIONED;
     if (rendered.channelWildcard) flags |= Flag.STREAM_WILDCARD_MENTIONED;

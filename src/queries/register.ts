@@ -22,6 +22,7 @@ import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../domain/users.ts";
 import type { CapabilityName } from "../events/notifier.ts";
 import type { Services } from "../services.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
+import { alertWordsOf } from "./alert-words.ts";
 import { listChannelFolders } from "./channel-folders.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
@@ -74,7 +75,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   const settings = parseRealmSettings(realm.settings);
   const { wants } = request;
 
-  if (wants("alert_words")) state.alert_words = [];
+  if (wants("alert_words")) state.alert_words = await alertWordsOf(db, user.id);
   if (wants("custom_profile_fields")) {
     state.custom_profile_fields = [];
     state.custom_profile_field_types = CUSTOM_PROFILE_FIELD_TYPES;

@@ -1,4 +1,6 @@
+import { addAlertWords, removeAlertWords } from "../actions/alert-words.ts";
 import { sendMessage } from "../actions/messages.ts";
+import { alertWordsOf } from "../queries/alert-words.ts";
 import { updateUserTopic } from "../actions/user-topics.ts";
 import { actorFor } from "../actions/actor.ts";
 import { clientName, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH } from "../domain/messages.ts";
@@ -176,6 +178,30 @@ export const messageRoutes = [
       const emptyTopicName = p.allow_empty_topic_name ? null : parseRealmSettings(request.realm.settings).empty_topic_display_name;
       return { topics: await channelTopics(db, request.realm.id, await actorFor(db, request.user), p.stream_id, emptyTopicName) };
     },
+  }),
+
+  defineRoute({
+    method: "GET",
+    path: "/users/me/alert_words",
+    auth: "api",
+    params: {},
+    handler: async (request) => ({ alert_words: await alertWordsOf(request.services.storage.db, request.user.id) }),
+  }),
+
+  defineRoute({
+    method: "POST",
+    path: "/users/me/alert_words",
+    auth: "api",
+    params: { alert_words: param.json(check.list(check.string)).required() },
+    handler: async (request, p) => ({ alert_words: await addAlertWords(request.services, request.realm, request.user, p.alert_words) }),
+  }),
+
+  defineRoute({
+    method: "DELETE",
+    path: "/users/me/alert_words",
+    auth: "api",
+    params: { alert_words: param.json(check.list(check.string)).required() },
+    handler: async (request, p) => ({ alert_words: await removeAlertWords(request.services, request.realm, request.user, p.alert_words) }),
   }),
 
   defineRoute({

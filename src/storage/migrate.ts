@@ -7,6 +7,7 @@ import * as m0002 from "./migrations/0002_channels_groups.ts";
 import * as m0003 from "./migrations/0003_case_keys.ts";
 import * as m0004 from "./migrations/0004_user_settings.ts";
 import * as m0005 from "./migrations/0005_messages.ts";
+import * as m0006 from "./migrations/0006_alert_words.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0003_case_keys": m0003,
   "0004_user_settings": m0004,
   "0005_messages": m0005,
+  "0006_alert_words": m0006,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {

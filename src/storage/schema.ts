@@ -211,6 +211,12 @@ export interface UserTopicTable {
   last_updated: number;
 }
 
+export interface AlertWordTable {
+  user_id: number;
+  word: string;
+  word_key: string;
+}
+
 export interface Database {
   realms: RealmTable;
   users: UserTable;
@@ -228,6 +234,7 @@ export interface Database {
   attachments: AttachmentTable;
   attachment_messages: AttachmentMessageTable;
   user_topics: UserTopicTable;
+  alert_words: AlertWordTable;
 }
 
 /**
