@@ -579,7 +579,8 @@ test("SIGTERM lets a request already in flight finish, then exits 0", { timeout:
   // surely received before the signal; fetch_api_key spends tens of ms in argon2.
   assert.equal((await getMe(server.url, owner.email, owner.api_key)).user_id, owner.user_id);
   const inFlight = fetchApiKey(server.url, OWNER.email, OWNER.password);
-  await new Promise((r) => setTimeout(r, 5));
+  // Long enough for a loaded machine to read the request, well inside argon2's time.
+  await new Promise((r) => setTimeout(r, 25));
   const exit = server.stop("SIGTERM");
   const answer = await inFlight;
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
