@@ -48,6 +48,8 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .execute();
   await db.schema.createIndex("messages_recipient").on("messages").columns(["recipient_id", "id"]).execute();
   await db.schema.createIndex("messages_channel_topic").on("messages").columns(["channel_id", "topic_key", "id"]).execute();
+  // Narrows walk a conversation newest first: by recipient (a channel or a DM), and by channel topic.
+  await db.schema.createIndex("messages_recipient_topic").on("messages").columns(["recipient_id", "topic_key", "id"]).execute();
   await db.schema.createIndex("messages_sender").on("messages").columns(["sender_id", "id"]).execute();
   await db.schema.createIndex("messages_realm").on("messages").columns(["realm_id", "id"]).execute();
 
