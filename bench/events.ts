@@ -1,7 +1,10 @@
 // Event queues under load, against DESIGN.md's budgets:
 //   (a) 10,000 idle GET /events long-polls on one server process: resident
 //       memory under 300 MB, and what they cost in CPU while idle;
-//   (b) fan-out: one event for 1,000 waiting queues delivered with p99 under 50 ms.
+//   (b) fan-out: one event for 1,000 waiting queues delivered with p99 under 50 ms;
+//   (c) the same for a message: POST /messages to a channel with 1,000
+//       subscribers, each with a GET /events long-poll waiting, until every
+//       recipient's poll has returned the message (p99 under 50 ms).
 //
 // Runs the compiled `parley serve` as a child process on a fresh database (a
 // temporary SQLite directory, or with DATABASE_URL the PostgreSQL schema
@@ -9,8 +12,10 @@
 // and gets their keys from POST /dev_fetch_api_key (PARLEY_DEV_MODE is on for
 // that alone), then drives it over HTTP from this process.
 //
-// Usage: npm run bench:events [-- --queues 10000 --users 1000 --idle 10 --fanout 1000 --rounds 10]
+// Usage: npm run bench:events [-- --queues 10000 --users 1000 --idle 10 --fanout 1000 --rounds 10 --parts idle,realm,message]
 //        (npm run build && node --import tsx bench/events.ts …)
+// --parts picks (a) idle, (b) realm (with its yardstick) and (c) message; (b)
+// and (c) share one fresh server process, (b)'s queues are deleted before (c).
 //
 // The fan-out rounds are repeated against bench/bare-longpoll.ts, a bare
 // Fastify app that holds long-polls and answers them all at once: on a small
@@ -40,8 +45,11 @@ const { values } = parseArgs({
     fanout: { type: "string", default: "1000" },
     rounds: { type: "string", default: "10" },
     port: { type: "string", default: "19993" },
+    // idle: (a); realm: (b) with its bare yardstick; message: (c).
+    parts: { type: "string", default: "idle,realm,message" },
   },
 });
+const PARTS = new Set(values.parts.split(","));
 const QUEUES = Number(values.queues);
 const USERS = Number(values.users);
 const IDLE_SECONDS = Number(values.idle);
@@ -308,35 +316,71 @@ interface Round {
   p50: number;
   p99: number;
   max: number;
+  /** When the request that caused the event had its reply. */
   patch: number;
   serverCpu: number;
   benchCpu: number;
 }
 
+/** What starts a fan-out round and what every poll must then receive. */
+interface Trigger {
+  /** Sends the change for this round. */
+  send(round: number): Promise<Reply>;
+  /** Checks a poll's reply carries the round's event (`sent` is the triggering request's reply); returns the queue's new last event ID. */
+  check(reply: Reply, round: number, sent: Reply): number;
+}
+
+/** A PATCH /realm name change: a realm-wide event to every active user. */
+function realmNameTrigger(owner: User | null, origin: string): Trigger {
+  return {
+    send: (round) => call(owner, "PATCH", "/realm", { name: `Bench round ${round}` }, origin).reply,
+    check: (reply, round) => realmNameEventId(reply, `Bench round ${round}`),
+  };
+}
+
+/** A ~200-character channel message with a mention and a link, like bench/messages.ts sends. */
+const MESSAGE_CONTENT =
+  "@**Bench User 3** the deploy of build 4512 failed again on the staging cluster; logs are at https://ci.example.com/builds/4512/log?step=deploy — can you look before the 15:00 sync? I think it is the new cache config.";
+
+/** POST /messages to a channel: one `message` event to each subscriber. */
+function messageTrigger(sender: User, channel: string): Trigger {
+  return {
+    send: (round) => call(sender, "POST", "/messages", { type: "stream", to: channel, topic: `fan-out round ${round}`, content: MESSAGE_CONTENT }).reply,
+    check: (reply, _round, sent) => {
+      if (reply.status !== 200 || reply.body.result !== "success") throw new Error(`poll failed: ${reply.status} ${JSON.stringify(reply.body)}`);
+      if (sent.status !== 200 || sent.body.result !== "success") throw new Error(`POST /messages: ${sent.status} ${JSON.stringify(sent.body)}`);
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const event = (reply.body.events as any[]).find((e) => e.type === "message" && e.message?.id === sent.body.id);
+      if (!event) throw new Error(`expected message ${sent.body.id}, got ${JSON.stringify(reply.body.events).slice(0, 300)}`);
+      return Math.max(...reply.body.events.map((e: { id: number }) => e.id));
+    },
+  };
+}
+
 /**
  * ROUNDS rounds (after one uncounted warm-up) of: a long-poll on every queue,
- * 500 ms for the server to take them in, then one PATCH /realm name change;
- * per poll, the time from sending the PATCH to having the whole reply.
+ * 500 ms for the server to take them in, then the trigger (one PATCH /realm,
+ * or one POST /messages); per poll, the time from sending the trigger to
+ * having the whole reply.
  */
-async function fanoutRounds(queues: Queue[], owner: User | null, origin: string, pid: number): Promise<{ rounds: Round[]; all: number[] }> {
+async function fanoutRounds(queues: Queue[], trigger: Trigger, origin: string, pid: number): Promise<{ rounds: Round[]; all: number[] }> {
   const rounds: Round[] = [];
   const all: number[] = [];
   for (let round = 0; round <= ROUNDS; round++) {
     const polls = await openPolls(queues, 100, 50, origin);
     await sleep(500);
-    const name = `Bench round ${round}`;
     const serverCpuStart = cpuSeconds(pid);
     const benchCpuStart = process.cpuUsage();
     const start = performance.now();
-    const patched = call(owner, "PATCH", "/realm", { name }, origin).reply;
-    patched.catch(() => {});
+    const sent = trigger.send(round);
+    sent.catch(() => {});
     const replies = await Promise.all(polls);
-    const patchDone = await patched;
+    const sentDone = await sent;
     const serverCpu = 1000 * (cpuSeconds(pid) - serverCpuStart);
     const benchUsage = process.cpuUsage(benchCpuStart);
-    if (patchDone.status !== 200) throw new Error(`PATCH /realm: ${JSON.stringify(patchDone.body)}`);
+    if (sentDone.status !== 200) throw new Error(`round ${round}: ${JSON.stringify(sentDone.body)}`);
     const times = replies.map((r, i) => {
-      queues[i]!.lastEventId = realmNameEventId(r, name);
+      queues[i]!.lastEventId = trigger.check(r, round, sentDone);
       return r.at - start;
     });
     if (round === 0) continue;
@@ -347,7 +391,7 @@ async function fanoutRounds(queues: Queue[], owner: User | null, origin: string,
       p50: percentile(times, 50),
       p99: percentile(times, 99),
       max: times.at(-1)!,
-      patch: patchDone.at - start,
+      patch: sentDone.at - start,
       serverCpu,
       benchCpu: (benchUsage.user + benchUsage.system) / 1000,
     });
@@ -356,8 +400,8 @@ async function fanoutRounds(queues: Queue[], owner: User | null, origin: string,
   return { rounds, all };
 }
 
-function printRounds({ rounds, all }: { rounds: Round[]; all: number[] }): void {
-  console.log("| round | first ms | p50 ms | p99 ms | max ms | PATCH reply ms | server CPU ms | bench CPU ms |");
+function printRounds({ rounds, all }: { rounds: Round[]; all: number[] }, trigger = "PATCH"): void {
+  console.log(`| round | first ms | p50 ms | p99 ms | max ms | ${trigger} reply ms | server CPU ms | bench CPU ms |`);
   console.log("|---|---|---|---|---|---|---|---|");
   rounds.forEach((r, i) => console.log(`| ${i + 1} | ${ms(r.first)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${ms(r.patch)} | ${r.serverCpu.toFixed(0)} | ${r.benchCpu.toFixed(0)} |`));
   console.log(`| all ${rounds.length} | ${ms(Math.min(...rounds.map((r) => r.first)))} | ${ms(percentile(all, 50))} | ${ms(percentile(all, 99))} | ${ms(all.at(-1)!)} | | | |`);
@@ -379,7 +423,7 @@ async function bareRounds(): Promise<{ rounds: Round[]; all: number[] }> {
       child.once("exit", () => reject(new Error("bench/bare-longpoll.ts exited")));
     });
     const queues = Array.from({ length: FANOUT }, (_, i): Queue => ({ user: { id: i, email: `bare${i}@bench.example`, apiKey: "x" }, id: `bare-${i}`, lastEventId: -1 }));
-    return await fanoutRounds(queues, null, origin, child.pid!);
+    return await fanoutRounds(queues, realmNameTrigger(null, origin), origin, child.pid!);
   } finally {
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once("exit", r));
@@ -389,7 +433,19 @@ async function bareRounds(): Promise<{ rounds: Round[]; all: number[] }> {
   }
 }
 
+/** The commit the compiled server was built from, and whether src/ had uncommitted changes. */
+function sourceRevision(): string {
+  try {
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src"], { cwd: root }).toString().trim() !== "";
+    return dirty ? `${head} with uncommitted changes in src/` : head;
+  } catch {
+    return "unknown (no git)";
+  }
+}
+
 async function main() {
+  const revision = sourceRevision();
   const db = PG_URL ? "PostgreSQL" : "SQLite";
   const started = performance.now();
   // Other work on the machine skews latencies: the load average goes in the report.
@@ -415,12 +471,41 @@ async function main() {
   const usersSeconds = (performance.now() - t0) / 1000;
   console.log(`${db}: created ${USERS} users in ${usersSeconds.toFixed(1)} s`);
 
+  const reports: (() => void)[] = [];
+  if (PARTS.has("idle")) reports.push(await idlePart(pid, owner, users, rssFresh));
+
+  // (b) and (c): fan-out latency, on a fresh server process.
+  await stopParley(parley);
+  agent.destroy();
+  parley = await startParley();
+  const fanPid = parley.pid!;
+  if (PARTS.has("realm")) reports.push(await realmPart(fanPid, owner, users));
+  if (PARTS.has("message")) reports.push(await messagePart(fanPid, owner, users));
+  await stopParley(parley);
+  agent.destroy();
+  if (PARTS.has("realm")) {
+    yardstick = await bareRounds();
+    agent.destroy();
+  }
+
+  // ---- report ---------------------------------------------------------------
+  const cpu = os.cpus()[0]?.model ?? "cpu";
+  console.log(`\n### ${db}\n`);
+  console.log(`Code: ${revision} (at the start of the run; the server is the compiled dist/ from then).`);
+  console.log(
+    `${os.cpus().length} × ${cpu}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${Math.round((performance.now() - started) / 1000)} s in all, load average ${loadStart.toFixed(1)} at the start and ${os.loadavg()[0]!.toFixed(1)} at the end\n`,
+  );
+  for (const report of reports) report();
+}
+
+/** (a) QUEUES idle long-polls: memory and CPU, then one event wakes them all. Returns the report. */
+async function idlePart(pid: number, owner: User, users: User[], rssFresh: number): Promise<() => void> {
   // ---- (a) idle long-polls -------------------------------------------------
   const before = await idleWindow(pid, 3);
 
   // event_types ["realm"] (and so fetch_event_types too): a small initial
   // state, and one PATCH /realm at the end can wake every poll.
-  t0 = performance.now();
+  let t0 = performance.now();
   const queues = await pool(
     Array.from({ length: QUEUES }, (_, i) => users[i % USERS]!),
     32,
@@ -486,11 +571,35 @@ async function main() {
     `one PATCH /realm woke all ${wakeReplies.length} waiting polls: p50 ${ms(percentile(wakeTimes, 50))} ms, p99 ${ms(percentile(wakeTimes, 99))} ms, last ${ms(wakeTimes.at(-1)!)} ms; PATCH answered after ${ms(patchReply.at - wakeStart)} ms; CPU: server ${wakeCpu.server.toFixed(0)} ms, bench ${wakeCpu.bench.toFixed(0)} ms`,
   );
 
-  // ---- (b) fan-out latency, on a fresh server process -----------------------
-  await stopParley(parley);
-  agent.destroy();
-  parley = await startParley();
-  const fanPid = parley.pid!;
+  return () => {
+    console.log(`(a) ${QUEUES} queues over ${USERS} users (event_types ["realm"]), one long-poll each; idle windows of 3 s, 3 s and ${IDLE_SECONDS} s\n`);
+    console.log("| state of the server process | RSS MB | CPU over the window |");
+    console.log("|---|---|---|");
+    console.log(`| fresh, before users were created | ${mb(rssFresh)} | |`);
+    console.log(`| ${USERS} users created, no queues | ${mb(before.rssEnd)} | ${before.cpuPercent.toFixed(1)}% of a core |`);
+    console.log(`| ${QUEUES} queues registered, no polls | ${mb(afterQueues.rssEnd)} | ${afterQueues.cpuPercent.toFixed(1)}% |`);
+    console.log(`| ${QUEUES} long-polls waiting (start of window) | ${mb(idle.rssStart)} | |`);
+    console.log(`| ${QUEUES} long-polls waiting (after ${IDLE_SECONDS} s idle) | ${mb(idle.rssEnd)} | ${idle.cpuPercent.toFixed(1)}% (${idle.cpuSeconds.toFixed(2)} s CPU) |`);
+    console.log(`| after one event woke them all | ${mb(rssAfterWake)} | |`);
+    console.log();
+    console.log(`RSS growth per queue: ${((1024 * (afterQueues.rssEnd - before.rssEnd)) / QUEUES).toFixed(1)} KB registered, ${((1024 * (idle.rssEnd - afterQueues.rssEnd)) / QUEUES).toFixed(1)} KB more while polled.`);
+    console.log(
+      `POST /register: ${Math.round(QUEUES / registerSeconds)}/s (32 in flight); opening ${QUEUES} polls: ${openSeconds.toFixed(1)} s (${overflows} listen-queue overflows); polls that ended before the wake-up: ${endedBeforeWake.size}.`,
+    );
+    console.log(
+      `Server CPU per GET /events taken in: ${cpuPerPollMs.toFixed(2)} ms. The heartbeat was off (EVENT_HEARTBEAT_SECONDS=3600); at the default 45 s, ${QUEUES} idle clients would make ${Math.round(QUEUES / 45)} heartbeat replies and new polls a second: about ${((100 * cpuPerPollMs * QUEUES) / 45 / 1000).toFixed(0)}% of a core for taking in the polls alone, before the replies.`,
+    );
+    console.log(
+      `Waking all ${wakeReplies.length} waiting polls with one PATCH /realm: p50 ${ms(percentile(wakeTimes, 50))} ms, p99 ${ms(percentile(wakeTimes, 99))} ms, last ${ms(wakeTimes.at(-1)!)} ms (CPU meanwhile: server ${wakeCpu.server.toFixed(0)} ms, this process ${wakeCpu.bench.toFixed(0)} ms).\n`,
+    );
+  };
+}
+
+/** (b)'s rounds against bench/bare-longpoll.ts, run once Parley has stopped. */
+let yardstick: { rounds: Round[]; all: number[] } | undefined;
+
+/** (b) One PATCH /realm per round to FANOUT waiting queues. Returns the report (with the yardstick's rounds, run later). */
+async function realmPart(fanPid: number, owner: User, users: User[]): Promise<() => void> {
   // The PATCH /realm alone, with no queue registered: what the fan-out adds to.
   const alone: number[] = [];
   for (let i = 0; i < 11; i++) {
@@ -504,46 +613,64 @@ async function main() {
     const body = await ok(user, "POST", "/register", { event_types: ["realm"], queue_lifespan_secs: 3600 });
     return { user, id: body.queue_id, lastEventId: body.last_event_id };
   });
-  const parleyRounds = await fanoutRounds(fanQueues, owner, base, fanPid);
+  const parleyRounds = await fanoutRounds(fanQueues, realmNameTrigger(owner, base), base, fanPid);
   const rssFanout = rssMb(fanPid);
-  await stopParley(parley);
-  agent.destroy();
-  const bare = await bareRounds();
-  agent.destroy();
+  // Gone before (c), so that its messages meet only its own queues.
+  await pool(fanQueues, 32, (q) => ok(q.user, "DELETE", "/events", { queue_id: q.id }));
+  return () => {
+    console.log(`(b) ${FANOUT} users with one queue each (event_types ["realm"]), all waiting; one PATCH /realm name change per round; time from sending the PATCH to each poll's full reply, measured in this process\n`);
+    printRounds(parleyRounds);
+    console.log(`\nPATCH /realm with no queue registered, for comparison (10 in a row): median ${ms(percentile(alone, 50))} ms, max ${ms(alone.at(-1)!)} ms.`);
+    console.log(`CPU columns: utime+stime of the server (/proc, ${1000 / CLK_TCK} ms ticks) and of this process (the ${FANOUT} clients) from sending the PATCH to the last reply.`);
+    console.log(`Server RSS after the fan-out rounds: ${mb(rssFanout)} MB.\n`);
+    console.log(`Yardstick: the same rounds against a bare Fastify app (bench/bare-longpoll.ts) holding ${FANOUT} long-polls and answering them all on PATCH /realm (no auth, no database, no queues)\n`);
+    if (yardstick) printRounds(yardstick);
+    console.log();
+  };
+}
 
-  // ---- report ---------------------------------------------------------------
-  const cpu = os.cpus()[0]?.model ?? "cpu";
-  console.log(`\n### ${db}\n`);
-  console.log(
-    `${os.cpus().length} × ${cpu}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${Math.round((performance.now() - started) / 1000)} s in all, load average ${loadStart.toFixed(1)} at the start and ${os.loadavg()[0]!.toFixed(1)} at the end\n`,
-  );
-  console.log(`(a) ${QUEUES} queues over ${USERS} users (event_types ["realm"]), one long-poll each; idle windows of 3 s, 3 s and ${IDLE_SECONDS} s\n`);
-  console.log("| state of the server process | RSS MB | CPU over the window |");
-  console.log("|---|---|---|");
-  console.log(`| fresh, before users were created | ${mb(rssFresh)} | |`);
-  console.log(`| ${USERS} users created, no queues | ${mb(before.rssEnd)} | ${before.cpuPercent.toFixed(1)}% of a core |`);
-  console.log(`| ${QUEUES} queues registered, no polls | ${mb(afterQueues.rssEnd)} | ${afterQueues.cpuPercent.toFixed(1)}% |`);
-  console.log(`| ${QUEUES} long-polls waiting (start of window) | ${mb(idle.rssStart)} | |`);
-  console.log(`| ${QUEUES} long-polls waiting (after ${IDLE_SECONDS} s idle) | ${mb(idle.rssEnd)} | ${idle.cpuPercent.toFixed(1)}% (${idle.cpuSeconds.toFixed(2)} s CPU) |`);
-  console.log(`| after one event woke them all | ${mb(rssAfterWake)} | |`);
-  console.log();
-  console.log(`RSS growth per queue: ${((1024 * (afterQueues.rssEnd - before.rssEnd)) / QUEUES).toFixed(1)} KB registered, ${((1024 * (idle.rssEnd - afterQueues.rssEnd)) / QUEUES).toFixed(1)} KB more while polled.`);
-  console.log(
-    `POST /register: ${Math.round(QUEUES / registerSeconds)}/s (32 in flight); opening ${QUEUES} polls: ${openSeconds.toFixed(1)} s (${overflows} listen-queue overflows); polls that ended before the wake-up: ${endedBeforeWake.size}.`,
-  );
-  console.log(
-    `Server CPU per GET /events taken in: ${cpuPerPollMs.toFixed(2)} ms. The heartbeat was off (EVENT_HEARTBEAT_SECONDS=3600); at the default 45 s, ${QUEUES} idle clients would make ${Math.round(QUEUES / 45)} heartbeat replies and new polls a second: about ${((100 * cpuPerPollMs * QUEUES) / 45 / 1000).toFixed(0)}% of a core for taking in the polls alone, before the replies.`,
-  );
-  console.log(
-    `Waking all ${wakeReplies.length} waiting polls with one PATCH /realm: p50 ${ms(percentile(wakeTimes, 50))} ms, p99 ${ms(percentile(wakeTimes, 99))} ms, last ${ms(wakeTimes.at(-1)!)} ms (CPU meanwhile: server ${wakeCpu.server.toFixed(0)} ms, this process ${wakeCpu.bench.toFixed(0)} ms).\n`,
-  );
-  console.log(`(b) ${FANOUT} users with one queue each (event_types ["realm"]), all waiting; one PATCH /realm name change per round; time from sending the PATCH to each poll's full reply, measured in this process\n`);
-  printRounds(parleyRounds);
-  console.log(`\nPATCH /realm with no queue registered, for comparison (10 in a row): median ${ms(percentile(alone, 50))} ms, max ${ms(alone.at(-1)!)} ms.`);
-  console.log(`CPU columns: utime+stime of the server (/proc, ${1000 / CLK_TCK} ms ticks) and of this process (the ${FANOUT} clients) from sending the PATCH to the last reply.`);
-  console.log(`Server RSS after the fan-out rounds: ${mb(rssFanout)} MB.\n`);
-  console.log(`Yardstick: the same rounds against a bare Fastify app (bench/bare-longpoll.ts) holding ${FANOUT} long-polls and answering them all on PATCH /realm (no auth, no database, no queues)\n`);
-  printRounds(bare);
+/**
+ * (c) One POST /messages per round to a channel whose FANOUT subscribers
+ * (plus the sender) each have a queue registered for messages with a poll
+ * waiting. Returns the report.
+ */
+async function messagePart(fanPid: number, owner: User, users: User[]): Promise<() => void> {
+  const channel = "fan-out bench";
+  const members = users.slice(0, FANOUT);
+  let t0 = performance.now();
+  await ok(owner, "POST", "/users/me/subscriptions", {
+    subscriptions: [{ name: channel }],
+    principals: [owner.id, ...members.map((u) => u.id)],
+    announce: false,
+    send_new_subscription_messages: false,
+  });
+  const subscribeSeconds = (performance.now() - t0) / 1000;
+  // POST /messages alone, with no queue registered: what the fan-out adds to.
+  const trigger = messageTrigger(owner, channel);
+  const alone: number[] = [];
+  for (let i = 0; i < 11; i++) {
+    const start = performance.now();
+    const r = await call(owner, "POST", "/messages", { type: "stream", to: channel, topic: "alone", content: MESSAGE_CONTENT }).reply;
+    if (r.status !== 200) throw new Error(`POST /messages: ${JSON.stringify(r.body)}`);
+    if (i > 0) alone.push(r.at - start);
+  }
+  alone.sort((a, b) => a - b);
+  t0 = performance.now();
+  const queues = await pool(members, 32, async (user): Promise<Queue> => {
+    const body = await ok(user, "POST", "/register", { event_types: ["message"], queue_lifespan_secs: 3600 });
+    return { user, id: body.queue_id, lastEventId: body.last_event_id };
+  });
+  const registerSeconds = (performance.now() - t0) / 1000;
+  const rounds = await fanoutRounds(queues, trigger, base, fanPid);
+  const rss = rssMb(fanPid);
+  return () => {
+    console.log(
+      `(c) a channel with ${FANOUT + 1} subscribers (subscribed in one request, ${subscribeSeconds.toFixed(1)} s); ${FANOUT} of them with one queue each (event_types ["message"], registered in ${registerSeconds.toFixed(1)} s), all waiting; the owner (subscribed, no queue) sends one ~200-character message with a mention and a link per round, to a new topic each round; time from sending the POST to each poll's full reply\n`,
+    );
+    printRounds(rounds, "POST");
+    console.log(`\nPOST /messages to the same channel with no queue registered (10 in a row): median ${ms(percentile(alone, 50))} ms, max ${ms(alone.at(-1)!)} ms.`);
+    console.log(`Server RSS after the rounds: ${mb(rss)} MB. Compare with (b) and its yardstick above: same machine, same clients, same number of polls.\n`);
+  };
 }
 
 try {
