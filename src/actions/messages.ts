@@ -418,30 +418,26 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
   const recipients = conversation.recipients;
   const now = services.now();
 
+  const newRow = {
+    realm_id: realm.id,
+    sender_id: sender.id,
+    recipient_id: conversation.recipientId,
+    channel_id: channel?.id ?? null,
+    topic,
+    topic_key: topicKey,
+    content,
+    rendered_content: rendered.html,
+    date_sent: now,
+    sending_client: request.clientName,
+    last_edit_time: null,
+    last_moved_time: null,
+    edit_history: null,
+    has_attachment: hasAttachment,
+    has_image: rendered.hasImage,
+    has_link: rendered.hasLink,
+  };
   const result = await inRealmTransaction(services, realm.id, async (trx, pending) => {
-    const inserted = await trx
-      .insertInto("messages")
-      .values({
-        realm_id: realm.id,
-        sender_id: sender.id,
-        recipient_id: conversation.recipientId,
-        channel_id: channel?.id ?? null,
-        topic,
-        topic_key: topicKey,
-        content,
-        rendered_content: rendered.html,
-        date_sent: now,
-        sending_client: request.clientName,
-        last_edit_time: null,
-        last_moved_time: null,
-        edit_history: null,
-        has_attachment: hasAttachment,
-        has_image: rendered.hasImage,
-        has_link: rendered.hasLink,
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-    const messageId = inserted.id;
+    const { id: messageId } = await trx.insertInto("messages").values(newRow).returning("id").executeTakeFirstOrThrow();
     const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
     if (flagsByUser.size > 0) {
       await trx
@@ -467,25 +463,7 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
       }
     }
 
-    const row = {
-      id: messageId,
-      realm_id: realm.id,
-      sender_id: sender.id,
-      recipient_id: conversation.recipientId,
-      channel_id: channel?.id ?? null,
-      topic,
-      topic_key: topicKey,
-      content,
-      rendered_content: rendered.html,
-      date_sent: now,
-      sending_client: request.clientName,
-      last_edit_time: null,
-      last_moved_time: null,
-      edit_history: null,
-      has_attachment: hasAttachment,
-      has_image: rendered.hasImage,
-      has_link: rendered.hasLink,
-    };
+    const row = { ...newRow, id: messageId };
     const lookups: MessageLookups = {
       realmStringId: realm.string_id,
       senders: new Map([[sender.id, sender]]),
