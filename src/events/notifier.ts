@@ -33,6 +33,16 @@ export interface CapabilityCondition {
   present: boolean;
 }
 
+/** One condition, or several that must all hold (an event that differs by two capabilities). */
+export type CapabilityConditions = CapabilityCondition | readonly CapabilityCondition[];
+
+/** Whether a queue registered with `capabilities` takes an event sent with `condition`. */
+export function meetsCapabilities(capabilities: Readonly<Record<CapabilityName, boolean>>, condition: CapabilityConditions | undefined): boolean {
+  if (condition === undefined) return true;
+  const all: readonly CapabilityCondition[] = "name" in condition ? [condition] : condition;
+  return all.every((c) => capabilities[c.name] === c.present);
+}
+
 /**
  * What a `message` event needs beyond its one message object: each queue
  * gets the message in the form its client registered for, with the flags of
@@ -56,14 +66,14 @@ export interface Notification {
   event: ClientEvent;
   /** Users whose queues should receive the event. */
   userIds: readonly number[];
-  capability?: CapabilityCondition | undefined;
+  capability?: CapabilityConditions | undefined;
   message?: MessageDelivery | undefined;
 }
 
 export type NotificationListener = (notification: Notification) => void;
 
 export interface Notifier {
-  notify(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityCondition): void;
+  notify(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityConditions): void;
   /** A `message` event: `event.message` is the message as apply_markdown clients see it. */
   notifyMessage(realmId: number, event: ClientEvent, userIds: readonly number[], delivery: MessageDelivery): void;
   subscribe(listener: NotificationListener): () => void;
@@ -75,7 +85,7 @@ export class LocalNotifier implements Notifier {
 
   constructor(private readonly onListenerError: (error: unknown) => void = () => {}) {}
 
-  notify(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityCondition): void {
+  notify(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityConditions): void {
     if (userIds.length === 0) return;
     this.#send({ realmId, event, userIds, capability });
   }
@@ -107,7 +117,7 @@ export class LocalNotifier implements Notifier {
 export class PendingEvents {
   readonly #items: Notification[] = [];
 
-  add(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityCondition): void {
+  add(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityConditions): void {
     if (userIds.length > 0) this.#items.push({ realmId, event, userIds, capability });
   }
 

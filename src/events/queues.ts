@@ -4,7 +4,7 @@
 // per-queue increasing IDs, acknowledged ones are dropped, an idle poll ends
 // with a heartbeat, and queues nobody polls expire.
 import crypto from "node:crypto";
-import type { ClientEvent, MessageDelivery, Notification, Notifier } from "./notifier.ts";
+import { meetsCapabilities, type ClientEvent, type MessageDelivery, type Notification, type Notifier } from "./notifier.ts";
 import { acceptsEvent, type QueueFilter } from "./filter.ts";
 
 export interface QueuedEvent extends ClientEvent {
@@ -215,7 +215,7 @@ export class EventQueues {
       if (!queues) continue;
       for (const queue of queues) {
         if (queue.realmId !== realmId) continue;
-        if (capability && queue.filter.capabilities[capability.name] !== capability.present) continue;
+        if (!meetsCapabilities(queue.filter.capabilities, capability)) continue;
         if (acceptsEvent(queue.filter, event, userId)) queue.push(event);
       }
     }

@@ -2,6 +2,7 @@
 // deletes, as Zulip's event_recipient_ids_for_action_on_messages): the users
 // who can currently see them and would have them in a client.
 import type { Kysely, Transaction } from "kysely";
+import { Role } from "../domain/roles.ts";
 import type { Database } from "../storage/schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -9,14 +10,17 @@ type Db = Kysely<Database> | Transaction<Database>;
 /** The channel of channel messages (null for direct messages), as far as the audience depends on it. */
 export interface AudienceChannel {
   id: number;
+  invite_only: boolean;
   history_public_to_subscribers: boolean;
 }
 
 /**
  * Active users to notify about `messageIds`, sorted: for direct messages
  * those with a flags row; in a channel with history public to subscribers
- * every active subscriber; in a protected-history channel the active
- * subscribers who received at least one of the messages.
+ * every active subscriber, and in a public channel also the non-guests with a
+ * flags row (they starred or reacted without subscribing); in a
+ * protected-history channel the active subscribers who received at least one
+ * of the messages.
  */
 export async function messageAudience(db: Db, messageIds: readonly number[], channel: AudienceChannel | null): Promise<number[]> {
   if (messageIds.length === 0) return [];
@@ -45,5 +49,18 @@ export async function messageAudience(db: Db, messageIds: readonly number[], cha
     );
   }
   const rows = await query.orderBy("s.user_id").execute();
-  return rows.map((r) => r.user_id);
+  const users = new Set(rows.map((r) => r.user_id));
+  if (!channel.invite_only) {
+    const holders = await db
+      .selectFrom("user_messages as um")
+      .innerJoin("users as u", "u.id", "um.user_id")
+      .select("um.user_id")
+      .distinct()
+      .where("um.message_id", "in", messageIds)
+      .where("u.is_active", "=", true)
+      .where("u.role", "<>", Role.GUEST)
+      .execute();
+    for (const h of holders) users.add(h.user_id);
+  }
+  return [...users].sort((a, b) => a - b);
 }
