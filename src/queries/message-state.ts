@@ -3,7 +3,7 @@
 // Zulip's fetch_initial_state_data builds them.
 import type { Kysely, Transaction } from "kysely";
 import { sql } from "kysely";
-import { ANY_MENTION, Flag } from "../domain/message-flags.ts";
+import { ANY_MENTION, countsAsMention, Flag, isMutedConversation } from "../domain/message-flags.ts";
 import { dmKeyUserIds, VisibilityPolicy } from "../domain/messages.ts";
 import type { Database } from "../storage/schema.ts";
 
@@ -80,9 +80,9 @@ export async function unreadMessages(db: Db, userId: number, emptyTopicName: str
     }
     entry.unread_message_ids.push(row.message_id);
     const policy = topicPolicies.get(key) ?? VisibilityPolicy.INHERIT;
-    const muted = policy === VisibilityPolicy.MUTED || (row.is_muted === true && policy !== VisibilityPolicy.UNMUTED && policy !== VisibilityPolicy.FOLLOWED);
+    const muted = isMutedConversation(row.is_muted === true, policy);
     if (!muted) count++;
-    if (row.flags & (Flag.MENTIONED | Flag.GROUP_MENTIONED) || (!muted && row.flags & (Flag.STREAM_WILDCARD_MENTIONED | Flag.TOPIC_WILDCARD_MENTIONED))) {
+    if (countsAsMention(row.flags, muted)) {
       mentions.push(row.message_id);
     }
   }

@@ -13,10 +13,10 @@ import { renderMarkdown } from "../markdown/render.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import { accessibleMessage, channelTopics, fetchMessages, fetchMessagesByIds, formatMessage, loadMessageLookups, matchingMessages, type Anchor, type MessageFormat } from "../queries/messages.ts";
 
-const narrow: Validator<NarrowTerm[]> = (value, name) => parseNarrow(value, name);
+export const narrow: Validator<NarrowTerm[]> = (value, name) => parseNarrow(value, name);
 
 /** anchor: a message ID, or "newest", "oldest", "first_unread" (Zulip's parse_anchor_value). */
-const anchor: Validator<Anchor> = (value) => {
+export const anchor: Validator<Anchor> = (value) => {
   if (value === "newest" || value === "oldest" || value === "first_unread") return value;
   const text = typeof value === "number" && Number.isInteger(value) ? BigInt(value).toString() : typeof value === "string" ? value.trim() : "";
   if (!/^-?\d+$/.test(text)) throw badRequest("Invalid anchor");
@@ -26,7 +26,7 @@ const anchor: Validator<Anchor> = (value) => {
   return id >= BigInt(LARGER_THAN_MAX_MESSAGE_ID) ? LARGER_THAN_MAX_MESSAGE_ID : Number(id);
 };
 
-const nonNegative = (name: string, value: number | undefined): number => {
+export const nonNegative = (name: string, value: number | undefined): number => {
   if (value !== undefined && value < 0) throw badRequest(`${name} is too small`);
   return value ?? 0;
 };
