@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import { referencedNames, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
 import type { Database } from "../storage/schema.ts";
 import { isStorableId } from "../storage/database.ts";
+import { activeRealmEmojiByName } from "./realm-emoji.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -21,7 +22,10 @@ export async function markdownContextFor(db: Db, config: Config, realmId: number
   const groupNames = [...new Set(names.groupNames.map((n) => n.toLowerCase()))];
   const channelNames = [...new Set(names.channelNames.map((n) => n.toLowerCase()))];
 
-  const [usersByName, usersById, groups, channels] = await Promise.all([
+  // Custom emoji names are lowercase ASCII (domain/emoji.ts); colons may be shared (":a:b:"), hence the lookahead.
+  const emojiNames = content.includes(":") ? [...new Set([...content.matchAll(/:([0-9a-z_-]+)(?=:)/g)].map((m) => m[1]!))] : [];
+
+  const [usersByName, usersById, groups, channels, realmEmoji] = await Promise.all([
     userNames.length === 0
       ? []
       : // SQLite's lower() folds only ASCII, so the names as written are matched too.
@@ -47,6 +51,7 @@ export async function markdownContextFor(db: Db, config: Config, realmId: number
     channelNames.length === 0
       ? []
       : db.selectFrom("channels").select(["id", "name"]).where("realm_id", "=", realmId).where("name_key", "in", channelNames).execute(),
+    activeRealmEmojiByName(db, realmId, emojiNames),
   ]);
 
   const byName = new Map<string, MentionUser[]>();
@@ -64,5 +69,6 @@ export async function markdownContextFor(db: Db, config: Config, realmId: number
     userById: (id) => byId.get(id),
     groupByName: (name) => groupByName.get(name.toLowerCase()),
     channelByName: (name) => channelByName.get(name.toLowerCase()),
+    realmEmojiByName: (name) => realmEmoji.get(name),
   };
 }

@@ -24,6 +24,7 @@ import type { Services } from "../services.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 import { alertWordsOf } from "./alert-words.ts";
 import { listChannelFolders } from "./channel-folders.ts";
+import { realmEmojiDict } from "./realm-emoji.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
 import { realmIconUrl } from "./server-settings.ts";
@@ -112,7 +113,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
     };
   }
   if (wants("realm_domains")) state.realm_domains = [];
-  if (wants("realm_emoji")) state.realm_emoji = {};
+  if (wants("realm_emoji")) state.realm_emoji = await realmEmojiDict(db, realm.id);
   if (wants("realm_linkifiers")) state.realm_linkifiers = [];
   if (wants("realm_filters")) state.realm_filters = [];
   if (wants("realm_playgrounds")) state.realm_playgrounds = [];

@@ -25,6 +25,7 @@ import {
   type ReceivedUpload,
 } from "../actions/uploads.ts";
 import type { Config } from "../config.ts";
+import { emojiFileTooLarge, maxEmojiFileBytes } from "../domain/emoji.ts";
 import {
   contentDisposition,
   fileTooLarge,
@@ -46,16 +47,39 @@ import type { Attachment, Realm, User } from "../storage/schema.ts";
 // ---------------------------------------------------------------------------
 // Receiving multipart files
 
-const UPLOAD_ROUTE_URL = `${API_PREFIX}/user_uploads`;
-
-/** Whether a request is the one endpoint that keeps the files it is sent. */
-export function takesUploadedFile(request: FastifyRequest): boolean {
-  return request.method === "POST" && request.routeOptions.url === UPLOAD_ROUTE_URL;
+/** How large a file an endpoint keeps, and its answer to a larger one. */
+interface FileLimit {
+  maxBytes: number;
+  tooLarge(): ApiError;
 }
 
-/** Largest multipart body a request may send: the upload endpoint allows a maximum-size file plus the usual fields. */
+/**
+ * The endpoints (POST, by route URL) that keep the file a multipart request
+ * sends: file uploads, and custom emoji images (Zulip's MAX_EMOJI_FILE_SIZE_MIB).
+ */
+const FILE_ENDPOINTS: Readonly<Record<string, (config: Config) => FileLimit>> = {
+  [`${API_PREFIX}/user_uploads`]: (config) => ({ maxBytes: maxUploadBytes(config.maxFileUploadSizeMib), tooLarge: () => fileTooLarge(config.maxFileUploadSizeMib) }),
+  [`${API_PREFIX}/realm/emoji/:emoji_name`]: () => ({ maxBytes: maxEmojiFileBytes(), tooLarge: emojiFileTooLarge }),
+};
+
+function fileEndpoint(request: FastifyRequest): ((config: Config) => FileLimit) | undefined {
+  const url = request.routeOptions.url;
+  return request.method === "POST" && url !== undefined && Object.hasOwn(FILE_ENDPOINTS, url) ? FILE_ENDPOINTS[url] : undefined;
+}
+
+/** The file limit of the endpoint a request goes to, if it is one that keeps files. */
+export function fileLimitFor(config: Config, request: FastifyRequest): FileLimit | undefined {
+  return fileEndpoint(request)?.(config);
+}
+
+/** Whether a request goes to an endpoint that keeps the files it is sent. */
+export function takesUploadedFile(request: FastifyRequest): boolean {
+  return fileEndpoint(request) !== undefined;
+}
+
+/** Largest multipart body a request may send: a file-taking endpoint allows a maximum-size file plus the usual fields. */
 export function multipartBodyLimit(config: Config, request: FastifyRequest): number {
-  return takesUploadedFile(request) ? maxUploadBytes(config.maxFileUploadSizeMib) + config.bodyLimitBytes : config.bodyLimitBytes;
+  return (fileLimitFor(config, request)?.maxBytes ?? 0) + config.bodyLimitBytes;
 }
 
 /** The file parts an upload request sent, as Django's request.FILES sees them. */
@@ -120,15 +144,14 @@ export function multipartFileReceiver(services: Services): (this: FastifyRequest
     // A second file field makes the request an error: no need to keep its bytes.
     if (part.fieldname !== first) return drain(part);
 
-    const maxMib = config.maxFileUploadSizeMib;
-    const maxBytes = maxUploadBytes(maxMib);
+    const { maxBytes, tooLarge } = fileLimitFor(config, this)!;
     const tempPath = await newIncomingPath(config);
     received.tempPaths.add(tempPath);
     let size = 0;
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         size += chunk.length;
-        callback(size > maxBytes ? fileTooLarge(maxMib) : null, chunk);
+        callback(size > maxBytes ? tooLarge() : null, chunk);
       },
     });
     try {
@@ -138,13 +161,23 @@ export function multipartFileReceiver(services: Services): (this: FastifyRequest
       if (size > maxBytes) {
         // Zulip's answer, without reading the rest of an oversized file into storage.
         abandonBody(this);
-        throw fileTooLarge(maxMib);
+        throw tooLarge();
       }
       throw error;
     }
     if (received.file) await fs.rm(received.file.tempPath, { force: true });
     received.file = { fileName, declaredType: part.mimetype, size, tempPath };
   };
+}
+
+/**
+ * The files a request to a file-taking endpoint sent: how many distinct
+ * fields carried one (Django's len(request.FILES)) and the first of them.
+ * Temporary files are removed once the request is answered.
+ */
+export function receivedUploads(request: FastifyRequest): { fieldCount: number; file?: ReceivedUpload } {
+  const received = receivedFiles.get(request);
+  return received?.file ? { fieldCount: received.fieldNames.size, file: received.file } : { fieldCount: received?.fieldNames.size ?? 0 };
 }
 
 // ---------------------------------------------------------------------------

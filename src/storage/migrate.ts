@@ -8,6 +8,7 @@ import * as m0003 from "./migrations/0003_case_keys.ts";
 import * as m0004 from "./migrations/0004_user_settings.ts";
 import * as m0005 from "./migrations/0005_messages.ts";
 import * as m0006 from "./migrations/0006_alert_words.ts";
+import * as m0007 from "./migrations/0007_realm_emoji.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0004_user_settings": m0004,
   "0005_messages": m0005,
   "0006_alert_words": m0006,
+  "0007_realm_emoji": m0007,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {

@@ -217,6 +217,18 @@ export interface AlertWordTable {
   word_key: string;
 }
 
+export interface RealmEmojiTable {
+  id: Generated<number>;
+  realm_id: number;
+  /** NULL: uploader unknown. */
+  author_id: number | null;
+  name: string;
+  /** The image's file name under avatars/{realm_id}/emoji/images/ in the uploads directory. */
+  file_name: string;
+  deactivated: ColumnType<boolean, boolean | undefined, boolean>;
+  date_created: number;
+}
+
 export interface Database {
   realms: RealmTable;
   users: UserTable;
@@ -235,6 +247,7 @@ export interface Database {
   attachment_messages: AttachmentMessageTable;
   user_topics: UserTopicTable;
   alert_words: AlertWordTable;
+  realm_emoji: RealmEmojiTable;
 }
 
 /**
@@ -278,3 +291,4 @@ export type Subscription = Selectable<SubscriptionTable>;
 export type ChannelFolder = Selectable<ChannelFolderTable>;
 export type Message = Selectable<MessageTable>;
 export type Attachment = Selectable<AttachmentTable>;
+export type RealmEmoji = Selectable<RealmEmojiTable>;
