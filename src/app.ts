@@ -4,7 +4,7 @@ import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
 import pino from "pino";
-import { fileTooLarge, maxUploadBytes } from "./domain/uploads.ts";
+import { maxUploadBytes } from "./domain/uploads.ts";
 import { ApiError } from "./errors.ts";
 import { MethodTable, registerRoutes, type Route } from "./http/route.ts";
 import { avatarRoutes } from "./routes/avatars.ts";
@@ -12,9 +12,14 @@ import { authRoutes } from "./routes/auth.ts";
 import { channelFoldersRoutes } from "./routes/channel-folders.ts";
 import { channelsRoutes } from "./routes/channels.ts";
 import { eventsRoutes } from "./routes/events.ts";
+import { messageFlagsRoutes } from "./routes/message-flags.ts";
+import { messageDeleteRoutes } from "./routes/message-delete.ts";
+import { messageEditRoutes } from "./routes/message-edit.ts";
 import { messageRoutes } from "./routes/messages.ts";
 import { typingRoutes } from "./routes/typing.ts";
-import { multipartBodyLimit, multipartFileReceiver, takesUploadedFile, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
+import { fileLimitFor, multipartBodyLimit, multipartFileReceiver, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
+import { reactionRoutes } from "./routes/reactions.ts";
+import { realmEmojiFileRoutes, realmEmojiRoutes } from "./routes/realm-emoji.ts";
 import { realmRoutes } from "./routes/realm.ts";
 import { subscriptionsRoutes } from "./routes/subscriptions.ts";
 import { userGroupsRoutes } from "./routes/user-groups.ts";
@@ -36,7 +41,12 @@ export const API_ROUTES: readonly Route[] = [
   ...typingRoutes,
   ...realmRoutes,
   ...messageRoutes,
+  ...messageFlagsRoutes,
+  ...messageDeleteRoutes,
+  ...messageEditRoutes,
   ...uploadRoutes,
+  ...reactionRoutes,
+  ...realmEmojiRoutes,
 ];
 
 function bodyTooLarge(): Error {
@@ -75,7 +85,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.addHook("preParsing", async (request, _reply, payload) => {
     if (!request.headers["content-type"]?.startsWith("multipart/")) return payload;
     const limit = multipartBodyLimit(config, request);
-    const tooLarge = () => (takesUploadedFile(request) ? fileTooLarge(config.maxFileUploadSizeMib) : bodyTooLarge());
+    const tooLarge = () => fileLimitFor(config, request)?.tooLarge() ?? bodyTooLarge();
     if (Number(request.headers["content-length"] ?? 0) > limit) throw tooLarge();
     // @fastify/multipart reads request.raw itself, not the stream this hook
     // returns, so the bytes are counted beside it. Paused first: listening
@@ -153,5 +163,6 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   registerRoutes(app, services, methods, API_ROUTES);
   avatarRoutes(app, services, methods);
   uploadFileRoutes(app, services, methods);
+  realmEmojiFileRoutes(app, services, methods);
   return app;
 }

@@ -59,6 +59,8 @@ export interface SendRequest {
   clientName: string;
   /** A message the server itself sends (Notification Bot): no posting, direct-message or mention permission checks. */
   internal?: boolean;
+  /** Recipients whose flags row starts read (Zulip's mark_as_read_for_acting_user and resolve-notice rules). */
+  readBy?: ReadonlySet<number> | undefined;
 }
 
 export interface SendResult {
@@ -92,7 +94,7 @@ const RECIPIENT_COLUMNS = ["users.id", "users.email", "users.full_name", "users.
 /** Channel recipient rows never change, so they are cached for the life of the process. */
 const channelRecipientCaches = new WeakMap<Storage, Map<number, number>>();
 
-async function recipientIdFor(storage: Storage, db: Db, realmId: number, target: { channelId: number } | { dmKey: string }): Promise<number> {
+export async function recipientIdFor(storage: Storage, db: Db, realmId: number, target: { channelId: number } | { dmKey: string }): Promise<number> {
   // One cache per database: a process may open several (tests do).
   let cache = channelRecipientCaches.get(storage);
   if (!cache) channelRecipientCaches.set(storage, (cache = new Map()));
@@ -269,8 +271,19 @@ async function checkCanAccessRecipients(db: Db, realmId: number, settings: Reado
   if (!others.every((id) => accessible.has(id))) throw badRequest("You do not have permission to access some of the recipients.");
 }
 
+/** Users among `userIds` whose alert words the rendered message's visible text contains. */
+export async function alertedUsers(db: Db, userIds: readonly number[], html: string): Promise<Set<number>> {
+  const alertWords = await alertWordsByUser(db, userIds);
+  const alerted = new Set<number>();
+  if (alertWords.size > 0) {
+    const text = visibleText(html);
+    for (const [userId, words] of alertWords) if (words.some((w) => containsAlertWord(text, w))) alerted.add(userId);
+  }
+  return alerted;
+}
+
 /** Users mentioned through groups, after checking the sender may mention each group. */
-async function groupMentionedUsers(db: Db, realmId: number, actor: Actor | null, groupIds: readonly number[]): Promise<Set<number>> {
+export async function groupMentionedUsers(db: Db, realmId: number, actor: Actor | null, groupIds: readonly number[]): Promise<Set<number>> {
   const users = new Set<number>();
   for (const groupId of groupIds) {
     const group = await db.selectFrom("user_groups").select(["id", "name", "can_mention_group"]).where("id", "=", groupId).where("realm_id", "=", realmId).executeTakeFirst();
@@ -285,7 +298,7 @@ async function groupMentionedUsers(db: Db, realmId: number, actor: Actor | null,
 }
 
 /** People who took part in a topic: senders of its messages and reactors to them, and the sender (Zulip's participants_for_topic). */
-async function topicParticipants(db: Db, channelId: number, topicKey: string, senderId: number): Promise<Set<number>> {
+export async function topicParticipants(db: Db, channelId: number, topicKey: string, senderId: number): Promise<Set<number>> {
   const senders = await db.selectFrom("messages").select("sender_id").distinct().where("channel_id", "=", channelId).where("topic_key", "=", topicKey).execute();
   const reactors = await db
     .selectFrom("reactions")
@@ -298,7 +311,7 @@ async function topicParticipants(db: Db, channelId: number, topicKey: string, se
   return new Set([senderId, ...senders.map((r) => r.sender_id), ...reactors.map((r) => r.user_id)]);
 }
 
-function checkWildcardMentions(rendered: RenderedMessage, settings: Readonly<RealmSettings>, actor: Actor, channelSubscribers: number, participants: ReadonlySet<number>): void {
+export function checkWildcardMentions(rendered: RenderedMessage, settings: Readonly<RealmSettings>, actor: Actor, channelSubscribers: number, participants: ReadonlySet<number>): void {
   if (hasPermission(settings.can_mention_many_users_group, REALM_GROUP_SETTING_RULES.can_mention_many_users_group, actor)) return;
   if (rendered.channelWildcard && channelSubscribers > WILDCARD_MENTION_THRESHOLD) throw streamWildcardNotAllowed();
   if (rendered.topicWildcard && participants.size > WILDCARD_MENTION_THRESHOLD) throw topicWildcardNotAllowed();
@@ -393,19 +406,14 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
   const automaticPolicy = channel ? await automaticVisibilityPolicy(db, sender, actor, channel, topicKey, senderSubscription?.is_muted === true) : undefined;
 
   // has_alert_word: recipients (not the sender) whose alert words the message's visible text contains.
-  const alertWords = await alertWordsByUser(db, conversation.recipients.filter((u) => u.id !== sender.id).map((u) => u.id));
-  const alerted = new Set<number>();
-  if (alertWords.size > 0) {
-    const text = visibleText(rendered.html);
-    for (const [userId, words] of alertWords) if (words.some((w) => containsAlertWord(text, w))) alerted.add(userId);
-  }
+  const alerted = await alertedUsers(db, conversation.recipients.filter((u) => u.id !== sender.id).map((u) => u.id), rendered.html);
   const attachments = await claimableAttachments(db, realm.id, actor, rendered.uploadPathIds);
   // has_attachment means the message claims an upload, not merely that it links one.
   const hasAttachment = attachments.length > 0;
   const readBySender = request.readBySender ?? defaultReadBySender(request.clientName);
   const flagsOf = (user: RecipientUser): number => {
     let flags = channel ? 0 : Flag.IS_PRIVATE;
-    if (user.id === sender.id && readBySender) flags |= Flag.READ;
+    if ((user.id === sender.id && readBySender) || request.readBy?.has(user.id)) flags |= Flag.READ;
     if (mentioned.has(user.id)) flags |= Flag.MENTIONED;
     if (alerted.has(user.id)) flags |= Flag.HAS_ALERT_WORD;
     // Zulip counts group members as mentioned; it does not set group_mentioned when sending.
@@ -499,7 +507,7 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
  * the sender's own files, and others' files the sender can already read
  * (resharing). A link to a file one cannot read claims nothing.
  */
-async function claimableAttachments(db: Db, realmId: number, actor: Actor, pathIds: readonly string[]): Promise<Attachment[]> {
+export async function claimableAttachments(db: Db, realmId: number, actor: Actor, pathIds: readonly string[]): Promise<Attachment[]> {
   if (pathIds.length === 0) return [];
   const attachments = await db.selectFrom("attachments").selectAll().where("realm_id", "=", realmId).where("path_id", "in", [...new Set(pathIds)]).execute();
   const claimable: Attachment[] = [];
@@ -510,7 +518,7 @@ async function claimableAttachments(db: Db, realmId: number, actor: Actor, pathI
 }
 
 /** Links the claimed uploads to the message; each owner hears of their file's new message. */
-async function linkAttachments(trx: Trx, realmId: number, messageId: number, attachments: readonly Attachment[], pending: PendingEvents): Promise<void> {
+export async function linkAttachments(trx: Trx, realmId: number, messageId: number, attachments: readonly Attachment[], pending: PendingEvents): Promise<void> {
   await trx
     .insertInto("attachment_messages")
     .values(attachments.map((a) => ({ attachment_id: a.id, message_id: messageId })))
@@ -534,6 +542,7 @@ export async function sendNotificationBotMessage(
   realm: Realm,
   target: { channelId: number; topic: string } | { userIds: number[] },
   content: string,
+  readBy?: ReadonlySet<number>,
 ): Promise<number> {
   const bot = await notificationBot(services.storage.db, realm.id);
   const result = await sendMessage(services, realm, bot, {
@@ -543,6 +552,7 @@ export async function sendNotificationBotMessage(
     content,
     clientName: "Internal",
     internal: true,
+    readBy,
   });
   return result.id;
 }

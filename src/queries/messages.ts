@@ -5,6 +5,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool
 import type { Config } from "../config.ts";
 import { canReadChannelHistory, hasContentAccess } from "../domain/channels.ts";
 import type { Actor } from "../domain/group-settings.ts";
+import { visibleEditHistory, type EditHistoryEntry } from "../domain/message-edit.ts";
 import { ANY_MENTION, Flag, flagNames } from "../domain/message-flags.ts";
 import {
   dmKey,
@@ -75,7 +76,7 @@ export interface MessageFormat {
   /** Clients without it see the empty topic under the organization's display name. */
   allowEmptyTopicName: boolean;
   emptyTopicName: string;
-  editHistoryVisibility: string;
+  editHistoryVisibility: "all" | "moves" | "none";
 }
 
 export interface SenderInfo {
@@ -129,8 +130,7 @@ export function formatMessage(config: Config, row: MessageRow, lookups: MessageL
   if (row.last_edit_time !== null) message.last_edit_timestamp = row.last_edit_time;
   if (row.last_moved_time !== null) message.last_moved_timestamp = row.last_moved_time;
   if (row.edit_history !== null && format.editHistoryVisibility !== "none") {
-    const history = JSON.parse(row.edit_history) as Record<string, unknown>[];
-    message.edit_history = format.editHistoryVisibility === "all" ? history : history.filter((h) => !("prev_content" in h));
+    message.edit_history = visibleEditHistory(JSON.parse(row.edit_history) as EditHistoryEntry[], format.editHistoryVisibility);
   }
   return message;
 }
@@ -582,10 +582,6 @@ type SelectedRow = MessageRow & { flags: number | null };
 
 const MAX_STORABLE_ID = 2147483647;
 
-function ctxFor(db: Db, dialect: Dialect, realm: Realm, actor: Actor, format: MessageFormat): NarrowContext {
-  return { db, dialect, realmId: realm.id, actor, emptyTopicName: format.emptyTopicName };
-}
-
 /**
  * The anchor first_unread (Zulip's find_first_unread_anchor): the oldest
  * unread message matching the narrow, skipping muted conversations unless the
@@ -619,17 +615,47 @@ function narrowedQuery(db: Db, userId: number, resolved: ResolvedNarrow) {
   return resolved.conditions.length === 0 ? query : query.where((eb) => eb.and(resolved.conditions.map((c) => c(eb as unknown as Eb))));
 }
 
-export async function fetchMessages(
+/** An anchored window of a narrow, as GET /messages and POST /messages/flags/narrow take it. */
+export interface RangeRequest {
+  anchor: Anchor;
+  includeAnchor: boolean;
+  numBefore: number;
+  numAfter: number;
+  narrow: readonly NarrowTerm[];
+  /** The organization's name for the empty topic, which a topic operand may use. */
+  emptyTopicName: string;
+}
+
+export interface MessageRange<Row> {
+  /** In ID order. */
+  rows: Row[];
+  anchor: number;
+  found_anchor: boolean;
+  found_oldest: boolean;
+  found_newest: boolean;
+  searchWords: string[];
+}
+
+/**
+ * The messages of a narrow around an anchor (Zulip's fetch_messages): the
+ * one place anchors, first_unread and found_oldest/found_newest are decided.
+ * `columns` "ids" reads only each message's ID and the user's flags (for
+ * callers that act on the messages rather than show them).
+ */
+export async function messageRange(db: Db, dialect: Dialect, realm: Realm, actor: Actor, request: RangeRequest, columns: "ids"): Promise<MessageRange<{ id: number; flags: number | null }>>;
+export async function messageRange(db: Db, dialect: Dialect, realm: Realm, actor: Actor, request: RangeRequest, columns?: "messages"): Promise<MessageRange<SelectedRow>>;
+export async function messageRange(
   db: Db,
   dialect: Dialect,
-  config: Config,
   realm: Realm,
   actor: Actor,
-  request: FetchRequest,
-): Promise<FetchResult> {
-  const resolved = await resolveNarrow({ db, dialect, realmId: realm.id, actor, emptyTopicName: request.format.emptyTopicName }, request.narrow);
+  request: RangeRequest,
+  columns: "ids" | "messages" = "messages",
+): Promise<MessageRange<SelectedRow | { id: number; flags: number | null }>> {
+  const ctx: NarrowContext = { db, dialect, realmId: realm.id, actor, emptyTopicName: request.emptyTopicName };
+  const resolved = await resolveNarrow(ctx, request.narrow);
   if (resolved.inaccessible) {
-    return { messages: [], anchor: LARGER_THAN_MAX_MESSAGE_ID, found_anchor: false, found_oldest: true, found_newest: true, history_limited: false };
+    return { rows: [], anchor: LARGER_THAN_MAX_MESSAGE_ID, found_anchor: false, found_oldest: true, found_newest: true, searchWords: [] };
   }
   // Flag rows are ordered by their own key, so per-user fetches walk the (user_id, message_id) index.
   const idColumn = resolved.includeHistory ? ("m.id" as const) : ("um.message_id" as const);
@@ -637,7 +663,7 @@ export async function fetchMessages(
   let anchor: number;
   if (request.anchor === "newest") anchor = LARGER_THAN_MAX_MESSAGE_ID;
   else if (request.anchor === "oldest") anchor = 0;
-  else if (request.anchor === "first_unread") anchor = (await firstUnreadId(db, actor.id, request.narrow, resolved, ctxFor(db, dialect, realm, actor, request.format))) ?? LARGER_THAN_MAX_MESSAGE_ID;
+  else if (request.anchor === "first_unread") anchor = (await firstUnreadId(db, actor.id, request.narrow, resolved, ctx)) ?? LARGER_THAN_MAX_MESSAGE_ID;
   else anchor = request.anchor;
   // As Zulip: the anchor 0 is the start of history, and 10^16 (or more) its end, however they were asked for.
   const anchoredToLeft = anchor === 0;
@@ -645,7 +671,10 @@ export async function fetchMessages(
   // IDs are 32-bit columns and PostgreSQL refuses larger literals: past the largest ID, nothing is at or after the anchor.
   const beyondIds = anchor > MAX_STORABLE_ID;
 
-  const query = () => narrowedQuery(db, actor.id, resolved);
+  const query = () => {
+    const full = narrowedQuery(db, actor.id, resolved);
+    return columns === "ids" ? (full.clearSelect().select(["m.id", "um.flags"]) as unknown as typeof full) : full;
+  };
   const numBefore = anchoredToLeft ? 0 : request.numBefore;
   const numAfter = anchoredToRight ? 0 : request.numAfter;
   const [before, atAnchor, after] = await Promise.all([
@@ -655,19 +684,30 @@ export async function fetchMessages(
     request.includeAnchor && !anchoredToLeft && !beyondIds ? query().where(idColumn, "=", anchor).execute() : [],
     numAfter > 0 && !beyondIds ? query().where(idColumn, anchoredToLeft ? ">=" : ">", anchor).orderBy(idColumn, "asc").limit(numAfter).execute() : [],
   ]);
-  const rows: SelectedRow[] = [...(before as SelectedRow[]).reverse(), ...(atAnchor as SelectedRow[]), ...(after as SelectedRow[])];
-  const messages = await messageObjects(db, config, realm, rows, request.format);
-  if (resolved.searchWords.length > 0) {
-    for (const message of messages) highlightMatches(message, resolved.searchWords, request.format.applyMarkdown);
-  }
   return {
-    messages,
+    rows: [...(before as SelectedRow[]).reverse(), ...(atAnchor as SelectedRow[]), ...(after as SelectedRow[])],
     anchor,
     found_anchor: atAnchor.length === 1,
     found_oldest: anchoredToLeft || before.length < request.numBefore,
     found_newest: anchoredToRight || after.length < request.numAfter,
-    history_limited: false,
+    searchWords: resolved.searchWords,
   };
+}
+
+export async function fetchMessages(
+  db: Db,
+  dialect: Dialect,
+  config: Config,
+  realm: Realm,
+  actor: Actor,
+  request: FetchRequest,
+): Promise<FetchResult> {
+  const { rows, searchWords, ...found } = await messageRange(db, dialect, realm, actor, { ...request, emptyTopicName: request.format.emptyTopicName });
+  const messages = await messageObjects(db, config, realm, rows, request.format);
+  if (searchWords.length > 0) {
+    for (const message of messages) highlightMatches(message, searchWords, request.format.applyMarkdown);
+  }
+  return { messages, ...found, history_limited: false };
 }
 
 /** GET /messages with message_ids: those of the messages that the user may read and that match the narrow, in ID order. */
