@@ -2,7 +2,7 @@
 // settings. Unlike Zulip, which saves setting by setting, every value is
 // checked first and all are written in one transaction.
 import { ApiError, badRequest, mustBeAdmin, mustBeOwner } from "../errors.ts";
-import { canonicalGroupSetting, checkGroupSetting, encodeGroupSetting, sameGroupSetting, type GroupSettingValue } from "../domain/group-settings.ts";
+import { canonicalGroupSetting, checkGroupSetting, sameGroupSetting, type GroupSettingValue } from "../domain/group-settings.ts";
 import {
   checkRealmName,
   MAX_REALM_DESCRIPTION_LENGTH,

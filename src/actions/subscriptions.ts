@@ -45,7 +45,7 @@ import {
 import { groupFacts, groupIdsOfUser, systemGroupIdsByName } from "../queries/user-groups.ts";
 import { checkSettingMembers, getUserById, listActiveUsers, lookUpUserForViewer } from "../queries/users.ts";
 import type { Services } from "../services.ts";
-import type { Channel, Database, Realm, User } from "../storage/schema.ts";
+import type { Channel, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { sendNotificationBotMessage } from "./messages.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";

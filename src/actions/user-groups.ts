@@ -14,7 +14,7 @@ import {
   type GroupSettingValue,
 } from "../domain/group-settings.ts";
 import { parseRealmSettings, REALM_GROUP_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES, type RealmGroupSettingName } from "../domain/realm-settings.ts";
-import { isGuest, requireNonGuest } from "../domain/roles.ts";
+import { requireNonGuest } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import {
   checkGroupName,

@@ -1,7 +1,6 @@
 // Reading users, and the one serializer that turns a user row into the API
 // user object (REST replies, register's initial state and events all use it).
 import type { Kysely } from "kysely";
-import { sql } from "kysely";
 import type { Config } from "../config.ts";
 import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
 import { seesDeliveryEmail } from "../domain/users.ts";
