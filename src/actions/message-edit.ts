@@ -31,7 +31,7 @@ import type { CapabilityCondition, ClientEvent, PendingEvents } from "../events/
 import { encodeChannel, hashUtilEncode, topicLinks } from "../markdown/links.ts";
 import { renderMarkdown } from "../markdown/render.ts";
 import { attachmentObjects, type ApiAttachment } from "../queries/attachments.ts";
-import { channelFacts } from "../queries/channels.ts";
+import { channelFacts, usersWithMetadataAccess } from "../queries/channels.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import { readableMessage } from "../queries/messages.ts";
 import type { Services } from "../services.ts";
@@ -40,6 +40,7 @@ import type { Attachment, Channel, Message, Realm, User } from "../storage/schem
 import { actorFor } from "./actor.ts";
 import { deleteMessages } from "./message-delete.ts";
 import {
+  AutoPolicy,
   alertedUsers,
   checkWildcardMentions,
   claimableAttachments,
@@ -107,7 +108,7 @@ function canMoveOutOfChannel(actor: Actor, settings: Readonly<RealmSettings>, or
   );
 }
 
-async function isSubscribed(db: Trx | Services["storage"]["db"], userId: number, channelId: number): Promise<boolean> {
+async function isSubscribed(db: Trx, userId: number, channelId: number): Promise<boolean> {
   return (await db.selectFrom("subscriptions").select("active").where("user_id", "=", userId).where("channel_id", "=", channelId).executeTakeFirst())?.active === true;
 }
 
@@ -122,13 +123,40 @@ interface Plan {
   topic?: string;
   toggle: ResolveToggle;
   channelChanged: boolean;
+  actor: Actor;
 }
 
 export async function updateMessage(services: Services, realm: Realm, editor: User, request: EditRequest): Promise<EditResult> {
-  const db = services.storage.db;
-  const settings = parseRealmSettings(realm.settings);
-  const actor = await actorFor(db, editor);
   const now = services.now();
+  // Checks read under the organization's lock, so two edits of one message take turns (Zulip locks the message row).
+  const { plan, applied } = await inRealmTransaction(services, realm.id, async (trx, pending) => {
+    const realmRow = await trx.selectFrom("realms").select("settings").where("id", "=", realm.id).executeTakeFirstOrThrow();
+    const settings = parseRealmSettings(realmRow.settings);
+    const plan = await checkEdit(services, trx, realm, settings, editor, request, now);
+    const applied = await applyEdit(services, trx, pending, realm, settings, editor, plan, request, now);
+    return { plan, applied };
+  });
+
+  // After the commit: the Notification Bot's notices, resolve first (Zulip's order). One the
+  // destination refuses (its topics policy) is skipped: the edit itself stands.
+  const notices: (() => Promise<unknown>)[] = [];
+  if (plan.topic !== undefined && plan.toggle !== null && !plan.channelChanged && !plan.content) {
+    notices.push(() => sendResolveNotice(services, realm, editor, plan.origChannel!, plan.topic!, plan.toggle!, now));
+  }
+  if (applied.movedIds.length > 0) notices.push(...moveNotices(services, realm, editor, plan, request, applied));
+  for (const notice of notices) {
+    try {
+      await notice();
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+    }
+  }
+  return { detached_uploads: applied.detachedUploads };
+}
+
+/** Zulip's check_update_message: every rule, in Zulip's order; returns what to change. */
+async function checkEdit(services: Services, db: Trx, realm: Realm, settings: Readonly<RealmSettings>, editor: User, request: EditRequest, now: number): Promise<Plan> {
+  const actor = await actorFor(db, editor);
 
   // 1. The message must be one the editor can read, in a channel that is not archived.
   const found = await readableMessage(db, realm.id, actor, request.messageId);
@@ -239,17 +267,10 @@ export async function updateMessage(services: Services, realm: Realm, editor: Us
     await checkChangeAllTimeLimit(db, actor, origChannel!, message.topic_key, settings, now, targetTopic !== undefined, streamId !== undefined);
   }
 
-  const plan: Plan = { message, origChannel, targetChannel, toggle, channelChanged: streamId !== undefined };
+  const plan: Plan = { message, origChannel, targetChannel, toggle, channelChanged: streamId !== undefined, actor };
   if (content) plan.content = content;
   if (targetTopic !== undefined) plan.topic = targetTopic;
-  const applied = await applyEdit(services, realm, settings, editor, actor, plan, request, now);
-
-  // After the commit: the Notification Bot's notices.
-  if (applied.movedIds.length > 0) await sendMoveNotices(services, realm, editor, plan, request, applied);
-  if (plan.topic !== undefined && plan.toggle !== null && !plan.channelChanged && !content) {
-    await sendResolveNotice(services, realm, editor, origChannel!, plan.topic, plan.toggle, now);
-  }
-  return { detached_uploads: applied.detachedUploads };
+  return plan;
 }
 
 /**
@@ -257,7 +278,7 @@ export async function updateMessage(services: Services, realm: Realm, editor: Us
  * every message of the topic the user can see must be within the move limit.
  */
 async function checkChangeAllTimeLimit(
-  db: Services["storage"]["db"],
+  db: Trx,
   actor: Actor,
   channel: Channel,
   topicKey: string,
@@ -310,110 +331,110 @@ function prependHistory(entry: EditHistoryEntry) {
 
 async function applyEdit(
   services: Services,
+  trx: Trx,
+  pending: PendingEvents,
   realm: Realm,
   settings: Readonly<RealmSettings>,
   editor: User,
-  actor: Actor,
   plan: Plan,
   request: EditRequest,
   now: number,
 ): Promise<Applied> {
-  const { message, origChannel, targetChannel, content } = plan;
+  const { message, origChannel, targetChannel, content, actor } = plan;
   const moving = plan.topic !== undefined || plan.channelChanged;
-  return inRealmTransaction(services, realm.id, async (trx, pending) => {
-    // The messages that change: the target, and for a move the rest of its topic as asked.
-    let movedIds: number[] = [];
-    if (moving) {
-      let query = trx.selectFrom("messages as m").select("m.id").where("m.channel_id", "=", origChannel!.id).where("m.topic_key", "=", message.topic_key);
-      if (request.propagateMode === "change_one") query = query.where("m.id", "=", message.id);
-      else if (request.propagateMode === "change_later") query = query.where("m.id", ">=", message.id);
-      // Moving channels takes along only what the editor can see; a topic move keeps the topic together.
-      if (plan.channelChanged && !origChannel!.history_public_to_subscribers) {
-        query = query.where((eb) =>
-          eb.or([
-            eb("m.id", "=", message.id),
-            eb.exists(eb.selectFrom("user_messages as um").select("um.message_id").whereRef("um.message_id", "=", "m.id").where("um.user_id", "=", editor.id)),
-          ]),
-        );
-      }
-      movedIds = (await query.orderBy("m.id").execute()).map((r) => r.id);
+  // The messages that change: the target, and for a move the rest of its topic as asked.
+  let movedIds: number[] = [];
+  if (moving) {
+    let query = trx.selectFrom("messages as m").select("m.id").where("m.channel_id", "=", origChannel!.id).where("m.topic_key", "=", message.topic_key);
+    if (request.propagateMode === "change_one") query = query.where("m.id", "=", message.id);
+    else if (request.propagateMode === "change_later") query = query.where("m.id", ">=", message.id);
+    // Moving channels takes along only what the editor can see; a topic move keeps the topic together.
+    if (plan.channelChanged && !origChannel!.history_public_to_subscribers) {
+      query = query.where((eb) =>
+        eb.or([
+          eb("m.id", "=", message.id),
+          eb.exists(eb.selectFrom("user_messages as um").select("um.message_id").whereRef("um.message_id", "=", "m.id").where("um.user_id", "=", editor.id)),
+        ]),
+      );
     }
+    movedIds = (await query.orderBy("m.id").execute()).map((r) => r.id);
+  }
 
-    // Content.
-    let detachedUploads: ApiAttachment[] = [];
-    if (content) {
-      const entry: EditHistoryEntry = {
-        user_id: editor.id,
-        timestamp: now,
-        prev_content: message.content,
-        prev_rendered_content: message.rendered_content,
-        prev_rendered_content_version: 1,
-      };
-      if (plan.topic !== undefined) Object.assign(entry, { prev_topic: message.topic, topic: plan.topic });
-      const attachments = await claimableAttachments(trx, realm.id, actor, content.rendered.uploadPathIds);
+  // Content.
+  let detachedUploads: ApiAttachment[] = [];
+  if (content) {
+    const entry: EditHistoryEntry = {
+      user_id: editor.id,
+      timestamp: now,
+      prev_content: message.content,
+      prev_rendered_content: message.rendered_content,
+      prev_rendered_content_version: 1,
+    };
+    if (plan.topic !== undefined) Object.assign(entry, { prev_topic: message.topic, topic: plan.topic });
+    const attachments = await claimableAttachments(trx, realm.id, actor, content.rendered.uploadPathIds);
+    await trx
+      .updateTable("messages")
+      .set({
+        content: content.raw,
+        rendered_content: content.rendered.html,
+        has_link: content.rendered.hasLink,
+        has_image: content.rendered.hasImage,
+        last_edit_time: now,
+        edit_history: prependHistory(entry),
+      })
+      .where("id", "=", message.id)
+      .execute();
+    detachedUploads = await relinkAttachments(trx, realm.id, message, attachments, pending);
+    await updateMentionFlags(trx, message, content);
+  }
+
+  // Moves.
+  const movedEntry: EditHistoryEntry = { user_id: editor.id, timestamp: now };
+  if (plan.topic !== undefined) Object.assign(movedEntry, { prev_topic: message.topic, topic: plan.topic });
+  if (plan.channelChanged) Object.assign(movedEntry, { prev_stream: origChannel!.id, stream: targetChannel!.id });
+  let losingRows: number[] = [];
+  let losingAccess: number[] = [];
+  let targetHadMessages = false;
+  if (moving) {
+    const newTopic = plan.topic ?? message.topic;
+    const newKey = newTopic.toLowerCase();
+    targetHadMessages =
+      (await trx
+        .selectFrom("messages")
+        .select("id")
+        .where("channel_id", "=", targetChannel!.id)
+        .where("topic_key", "=", newKey)
+        .where((eb) => (movedIds.length > 0 ? eb("id", "not in", movedIds) : eb.lit(true)))
+        .limit(1)
+        .executeTakeFirst()) !== undefined;
+    const recipientId = plan.channelChanged ? await recipientIdFor(services.storage, trx, realm.id, { channelId: targetChannel!.id }) : message.recipient_id;
+    // The content edit already wrote the target's entry (with the topic in it).
+    const others = content ? movedIds.filter((id) => id !== message.id) : movedIds;
+    const realMove = plan.toggle === null || plan.channelChanged;
+    for (const chunk of chunks(movedIds, 500)) {
       await trx
         .updateTable("messages")
-        .set({
-          content: content.raw,
-          rendered_content: content.rendered.html,
-          has_link: content.rendered.hasLink,
-          has_image: content.rendered.hasImage,
-          last_edit_time: now,
-          edit_history: prependHistory(entry),
-        })
-        .where("id", "=", message.id)
+        .set({ topic: newTopic, topic_key: newKey, channel_id: targetChannel!.id, recipient_id: recipientId, ...(realMove ? { last_moved_time: now } : {}) })
+        .where("id", "in", chunk)
         .execute();
-      detachedUploads = await relinkAttachments(trx, realm.id, message, attachments, pending);
-      await updateMentionFlags(trx, message, content);
     }
+    for (const chunk of chunks(others, 500)) {
+      await trx.updateTable("messages").set({ edit_history: prependHistory(movedEntry) }).where("id", "in", chunk).execute();
+    }
+    if (plan.channelChanged) ({ losingRows, losingAccess } = await moveFlagRows(trx, origChannel!, targetChannel!, movedIds));
+    await moveFirstMessageIds(trx, pending, realm.id, origChannel!, targetChannel!, movedIds);
+  }
 
-    // Moves.
-    const movedEntry: EditHistoryEntry = { user_id: editor.id, timestamp: now };
-    if (plan.topic !== undefined) Object.assign(movedEntry, { prev_topic: message.topic, topic: plan.topic });
-    if (plan.channelChanged) Object.assign(movedEntry, { prev_stream: origChannel!.id, stream: targetChannel!.id });
-    let losingRows: number[] = [];
-    let losingAccess: number[] = [];
-    let targetHadMessages = false;
-    if (moving) {
-      const newTopic = plan.topic ?? message.topic;
-      const newKey = newTopic.toLowerCase();
-      targetHadMessages =
-        (await trx
-          .selectFrom("messages")
-          .select("id")
-          .where("channel_id", "=", targetChannel!.id)
-          .where("topic_key", "=", newKey)
-          .where("id", "not in", movedIds)
-          .limit(1)
-          .executeTakeFirst()) !== undefined;
-      const recipientId = plan.channelChanged ? await recipientIdFor(services.storage, trx, realm.id, { channelId: targetChannel!.id }) : message.recipient_id;
-      // The content edit already wrote the target's entry (with the topic in it).
-      const others = content ? movedIds.filter((id) => id !== message.id) : movedIds;
-      const realMove = plan.toggle === null || plan.channelChanged;
-      for (const chunk of chunks(movedIds, 500)) {
-        await trx
-          .updateTable("messages")
-          .set({ topic: newTopic, topic_key: newKey, channel_id: targetChannel!.id, recipient_id: recipientId, ...(realMove ? { last_moved_time: now } : {}) })
-          .where("id", "in", chunk)
-          .execute();
-      }
-      for (const chunk of chunks(others, 500)) {
-        await trx.updateTable("messages").set({ edit_history: prependHistory(movedEntry) }).where("id", "in", chunk).execute();
-      }
-      if (plan.channelChanged) ({ losingRows, losingAccess } = await moveFlagRows(trx, origChannel!, targetChannel!, movedIds));
-      await moveFirstMessageIds(trx, pending, realm.id, origChannel!, targetChannel!, movedIds);
-    }
-
-    // Who saw the edit, and what remains of the old topic for the editor.
-    let movedAllVisible = false;
-    if (moving) {
-      movedAllVisible = request.propagateMode === "change_all" || !(await editorSeesAnyOf(trx, actor, origChannel!, message.topic_key));
-      if (movedAllVisible) await moveVisibilityPolicies(trx, pending, realm.id, plan, new Set(losingAccess), targetHadMessages, now);
-    }
-    if (losingAccess.length > 0) queueDeleteEvents(pending, realm.id, settings, origChannel!, message.topic, movedIds, losingAccess);
-    await queueUpdateEvent(trx, pending, realm.id, settings, editor, plan, movedIds.length > 0 ? movedIds : [message.id], new Set(losingRows), now, request.propagateMode);
-    return { movedIds, movedAllVisible, detachedUploads };
-  });
+  // Who saw the edit, and what remains of the old topic for the editor.
+  let movedAllVisible = false;
+  if (moving) {
+    movedAllVisible = request.propagateMode === "change_all" || !(await editorSeesAnyOf(trx, actor, origChannel!, message.topic_key));
+    if (movedAllVisible) await moveVisibilityPolicies(trx, pending, realm.id, plan, new Set(losingAccess), targetHadMessages, now);
+    else if (!losingAccess.includes(message.sender_id)) await followOnInitiation(trx, pending, realm.id, plan, now);
+  }
+  if (losingAccess.length > 0) queueDeleteEvents(pending, realm.id, settings, origChannel!, message.topic, movedIds, losingAccess);
+  await queueUpdateEvent(trx, pending, realm.id, settings, editor, plan, movedIds.length > 0 ? movedIds : [message.id], new Set(losingAccess), now, request.propagateMode);
+  return { movedIds, movedAllVisible, detachedUploads };
 }
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
@@ -517,8 +538,7 @@ async function moveFirstMessageIds(trx: Trx, pending: PendingEvents, realmId: nu
     const current = (await trx.selectFrom("channels").select("first_message_id").where("id", "=", channel.id).executeTakeFirstOrThrow()).first_message_id;
     if (current === value) continue;
     await trx.updateTable("channels").set({ first_message_id: value }).where("id", "=", channel.id).execute();
-    const audience = await trx.selectFrom("users").select("id").where("realm_id", "=", realmId).where("is_active", "=", true).execute();
-    pending.add(realmId, { type: "stream", op: "update", property: "first_message_id", value, stream_id: channel.id, name: channel.name }, audience.map((u) => u.id));
+    pending.add(realmId, { type: "stream", op: "update", property: "first_message_id", value, stream_id: channel.id, name: channel.name }, await usersWithMetadataAccess(trx, realmId, channel));
   }
 }
 
@@ -537,6 +557,40 @@ async function editorSeesAnyOf(trx: Trx, actor: Actor, channel: Channel, topicKe
         .limit(1)
         .executeTakeFirst();
   return found !== undefined;
+}
+
+/**
+ * A partial move that makes the sender's message the first they can see in
+ * the destination topic starts that topic for them: their "on initiation"
+ * automatic policies apply (Zulip's apply_automatic_unmute_follow_topics_policy).
+ */
+async function followOnInitiation(trx: Trx, pending: PendingEvents, realmId: number, plan: Plan, now: number): Promise<void> {
+  const { message } = plan;
+  const channel = plan.targetChannel!;
+  const topic = plan.topic ?? message.topic;
+  const sender = await trx.selectFrom("users").selectAll().where("id", "=", message.sender_id).executeTakeFirstOrThrow();
+  if (sender.is_bot || !sender.is_active) return;
+  const settings = parseUserSettings(sender.settings);
+  const subscription = await trx.selectFrom("subscriptions").select(["active", "is_muted"]).where("user_id", "=", sender.id).where("channel_id", "=", channel.id).executeTakeFirst();
+  let policy: number | undefined;
+  if (settings.automatically_follow_topics_policy === AutoPolicy.ON_INITIATION) policy = VisibilityPolicy.FOLLOWED;
+  else if (settings.automatically_unmute_topics_in_muted_streams_policy === AutoPolicy.ON_INITIATION && subscription?.is_muted === true) policy = VisibilityPolicy.UNMUTED;
+  if (policy === undefined) return;
+  const senderActor = await actorFor(trx, sender);
+  const history = canReadChannelHistory(senderActor, { ...channelFacts(channel), history_public_to_subscribers: channel.history_public_to_subscribers }, subscription?.active === true);
+  const earlier = history
+    ? await trx.selectFrom("messages").select("id").where("channel_id", "=", channel.id).where("topic_key", "=", topic.toLowerCase()).where("id", "<", message.id).limit(1).executeTakeFirst()
+    : await trx
+        .selectFrom("user_messages as um")
+        .innerJoin("messages as m", "m.id", "um.message_id")
+        .select("m.id")
+        .where("um.user_id", "=", sender.id)
+        .where("m.channel_id", "=", channel.id)
+        .where("m.topic_key", "=", topic.toLowerCase())
+        .where("m.id", "<", message.id)
+        .limit(1)
+        .executeTakeFirst();
+  if (earlier === undefined) await setVisibilityPolicy(trx, pending, realmId, sender.id, channel.id, topic, policy, now, { unlessSet: [] });
 }
 
 /** Visibility ranked from least to most visible, for merging two topics' policies. */
@@ -607,7 +661,7 @@ async function queueUpdateEvent(
   editor: User,
   plan: Plan,
   messageIds: number[],
-  losingRows: ReadonlySet<number>,
+  losingAccess: ReadonlySet<number>,
   now: number,
   propagateMode: PropagateMode,
 ): Promise<void> {
@@ -622,7 +676,7 @@ async function queueUpdateEvent(
   const byFlags = new Map<number, number[]>();
   const told = new Set<number>();
   for (const row of rows) {
-    if (losingRows.has(row.user_id)) continue;
+    if (losingAccess.has(row.user_id)) continue;
     byFlags.set(row.flags, [...(byFlags.get(row.flags) ?? []), row.user_id]);
     told.add(row.user_id);
   }
@@ -639,7 +693,7 @@ async function queueUpdateEvent(
     const inOrig = new Set(subscribers.filter((s) => s.channel_id === origChannel.id).map((s) => s.user_id));
     const readers: number[] = [];
     for (const s of subscribers) {
-      if (told.has(s.user_id) || losingRows.has(s.user_id)) continue;
+      if (told.has(s.user_id) || losingAccess.has(s.user_id)) continue;
       // Guests who only see the destination get nothing (as Zulip).
       if (plan.channelChanged && s.channel_id === targetChannel!.id && isGuest(s.role) && !inOrig.has(s.user_id)) continue;
       told.add(s.user_id);
@@ -703,7 +757,7 @@ function topicLinkSyntax(channel: Channel, topic: string): string {
  * in the new topic unless this was only a resolve, then in the old one when
  * asked. Read for the mover, unread for everyone else.
  */
-async function sendMoveNotices(services: Services, realm: Realm, editor: User, plan: Plan, request: EditRequest, applied: Applied): Promise<void> {
+function moveNotices(services: Services, realm: Realm, editor: User, plan: Plan, request: EditRequest, applied: Applied): (() => Promise<unknown>)[] {
   const orig = plan.origChannel!;
   const target = plan.targetChannel!;
   const newTopic = plan.topic ?? plan.message.topic;
@@ -712,9 +766,10 @@ async function sendMoveNotices(services: Services, realm: Realm, editor: User, p
   const oldLocation = topicLinkSyntax(orig, plan.message.topic);
   const newLocation = topicLinkSyntax(target, newTopic);
   const readBy = new Set([editor.id]);
-  if (request.notifyNewThread && (plan.channelChanged || plan.toggle === null)) {
+  const notices: (() => Promise<unknown>)[] = [];
+  if (request.notifyNewThread && (plan.channelChanged || plan.toggle === null)) notices.push(async () => {
     let text: string;
-    if (applied.movedAllVisible && !(await otherMessagesInTopic(services, target.id, newTopic.toLowerCase(), applied.movedIds))) {
+    if (applied.movedAllVisible && !(await otherMessagesInTopic(services, plan.actor, target, newTopic.toLowerCase(), applied.movedIds))) {
       text = `This topic was moved here from ${oldLocation} by ${user}.`;
     } else if (count === 1) {
       const link = `${services.config.externalUrl}/#narrow/channel/${encodeChannel(target.id, target.name)}/topic/${hashUtilEncode(newTopic)}/near/${plan.message.id}`;
@@ -723,22 +778,34 @@ async function sendMoveNotices(services: Services, realm: Realm, editor: User, p
       text = `${count} messages were moved here from ${oldLocation} by ${user}.`;
     }
     await sendNotificationBotMessage(services, realm, { channelId: target.id, topic: newTopic }, text, readBy);
-  }
-  if (request.notifyOldThread) {
+  });
+  if (request.notifyOldThread) notices.push(async () => {
     const text = applied.movedAllVisible
       ? `This topic was moved to ${newLocation} by ${user}.`
       : count === 1
         ? `A message was moved from this topic to ${newLocation} by ${user}.`
         : `${count} messages were moved from this topic to ${newLocation} by ${user}.`;
     await sendNotificationBotMessage(services, realm, { channelId: orig.id, topic: plan.message.topic }, text, readBy);
-  }
+  });
+  return notices;
 }
 
-/** Messages in the topic other than the moved ones (and resolve notices), for the "moved here" wording. */
-async function otherMessagesInTopic(services: Services, channelId: number, topicKey: string, movedIds: number[]): Promise<boolean> {
+/** Messages the mover can see in the topic other than the moved ones (and resolve notices), for the "moved here" wording. */
+async function otherMessagesInTopic(services: Services, actor: Actor, channel: Channel, topicKey: string, movedIds: number[]): Promise<boolean> {
   const db = services.storage.db;
-  const bot = await notificationBot(db, (await db.selectFrom("channels").select("realm_id").where("id", "=", channelId).executeTakeFirstOrThrow()).realm_id);
-  const rows = await db.selectFrom("messages").select(["id", "sender_id", "content"]).where("channel_id", "=", channelId).where("topic_key", "=", topicKey).execute();
+  const bot = await notificationBot(db, channel.realm_id);
+  const subscribed = (await db.selectFrom("subscriptions").select("active").where("user_id", "=", actor.id).where("channel_id", "=", channel.id).executeTakeFirst())?.active === true;
+  const history = canReadChannelHistory(actor, { ...channelFacts(channel), history_public_to_subscribers: channel.history_public_to_subscribers }, subscribed);
+  const rows = history
+    ? await db.selectFrom("messages").select(["id", "sender_id", "content"]).where("channel_id", "=", channel.id).where("topic_key", "=", topicKey).execute()
+    : await db
+        .selectFrom("user_messages as um")
+        .innerJoin("messages as m", "m.id", "um.message_id")
+        .select(["m.id", "m.sender_id", "m.content"])
+        .where("um.user_id", "=", actor.id)
+        .where("m.channel_id", "=", channel.id)
+        .where("m.topic_key", "=", topicKey)
+        .execute();
   const moved = new Set(movedIds);
   return rows.some((r) => !moved.has(r.id) && !(r.sender_id === bot.id && RESOLVE_NOTICE.test(r.content)));
 }

@@ -318,7 +318,7 @@ export function checkWildcardMentions(rendered: RenderedMessage, settings: Reado
 }
 
 /** Zulip's AutomaticallyChangeVisibilityPolicy values of the two personal settings. */
-const AutoPolicy = { ON_PARTICIPATION: 1, ON_SEND: 2, ON_INITIATION: 3, NEVER: 4 } as const;
+export const AutoPolicy = { ON_PARTICIPATION: 1, ON_SEND: 2, ON_INITIATION: 3, NEVER: 4 } as const;
 
 /**
  * The sender's automatic topic visibility (Zulip's get_automatic_new_visibility_policy):

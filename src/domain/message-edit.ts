@@ -157,25 +157,40 @@ export function visibleEditHistory(history: readonly EditHistoryEntry[], policy:
 
 // An HTML token: a tag, or a word with the whitespace after it.
 const TOKEN = /<[^>]*>|[^<\s]+\s*|\s+/g;
+/** Marks lxml's pseudo-word for a link's target, which htmldiff puts before the closing </a>. */
+const LINK_MARK = "\u0000";
+
+/** Tokens of a rendering, with a "Link: URL" pseudo-word closing each link, as lxml's htmldiff sees it. */
+function htmlTokens(html: string): string[] {
+  const tokens: string[] = [];
+  const hrefs: string[] = [];
+  for (const token of html.match(TOKEN) ?? []) {
+    if (/^<a\s/i.test(token)) hrefs.push(/\shref="([^"]*)"/i.exec(token)?.[1] ?? "");
+    else if (/^<\/a>/i.test(token) && hrefs.length > 0) tokens.push(`${LINK_MARK} Link: ${hrefs.pop()} . `);
+    tokens.push(token);
+  }
+  return tokens;
+}
 
 /**
  * content_html_diff (Zulip's highlight_html_differences over lxml's
  * htmldiff): a word-level diff of two renderings, inserted words before
- * deleted ones, each run in a highlight span, wrapped in a div.
+ * deleted ones, each run in a highlight span, wrapped in a div. A changed
+ * link target shows as lxml's "Link: URL ." pseudo-text.
  */
 export function htmlDiff(before: string, after: string): string {
-  const tokens = (html: string) => html.match(TOKEN) ?? [];
   const isTag = (t: string) => t.startsWith("<");
+  const isLink = (t: string) => t.startsWith(LINK_MARK);
   const key = (t: string) => (isTag(t) ? t : t.trim());
-  const changes = diffArrays(tokens(before).map(key), tokens(after).map(key));
-  const afterTokens = tokens(after);
-  const beforeTokens = tokens(before);
+  const beforeTokens = htmlTokens(before);
+  const afterTokens = htmlTokens(after);
+  const changes = diffArrays(beforeTokens.map(key), afterTokens.map(key));
   let ai = 0;
   let bi = 0;
   let out = "";
   const span = (cls: string, words: string[]): string => {
     if (words.length === 0) return "";
-    const text = words.join("");
+    const text = words.map((w) => (isLink(w) ? w.slice(LINK_MARK.length) : w)).join("");
     const trailing = /\s*$/.exec(text)![0];
     return `<span class="${cls}">${text.slice(0, text.length - trailing.length)}</span>${trailing}`;
   };
@@ -184,6 +199,8 @@ export function htmlDiff(before: string, after: string): string {
   const flush = () => {
     const ins = span("highlight_text_inserted", inserted);
     const del = span("highlight_text_deleted", deleted);
+    const startsWithLink = isLink(inserted[0] ?? deleted[0] ?? "");
+    if (startsWithLink && out !== "" && !/\s$/.test(out)) out += " ";
     out += ins !== "" && del !== "" && !/\s$/.test(ins) ? `${ins} ${del}` : ins + del;
     inserted = [];
     deleted = [];
@@ -204,7 +221,11 @@ export function htmlDiff(before: string, after: string): string {
       bi += n;
     } else {
       flush();
-      out += afterTokens.slice(ai, ai + n).join("");
+      // Unchanged link targets are not shown.
+      out += afterTokens
+        .slice(ai, ai + n)
+        .filter((t) => !isLink(t))
+        .join("");
       ai += n;
       bi += n;
     }

@@ -68,8 +68,19 @@ export function effectiveTopicsPolicy(channelPolicy: string, realmPolicy: string
 
 /** Whether a channel takes a message in this topic (Zulip's topics_policy rules). */
 export function checkTopicAllowed(topic: string, policy: TopicsPolicy, emptyTopicName: string): void {
-  if (policy === "empty_topic_only" && topic !== "") throw badRequest(`Only the ${emptyTopicName} topic is allowed in this channel.`);
-  if (policy === "disable_empty_topic" && topic === "") throw badRequest(`Sending messages to the ${emptyTopicName} is not allowed in this channel.`);
+  const extra = { empty_topic_display_name: emptyTopicName };
+  if (policy === "empty_topic_only" && topic !== "") throw new ApiError(400, "BAD_REQUEST", `Only the ${emptyTopicName} topic is allowed in this channel.`, extra);
+  if (policy === "disable_empty_topic" && topic === "") {
+    throw new ApiError(400, "BAD_REQUEST", `Sending messages to the ${emptyTopicName} is not allowed in this channel.`, extra);
+  }
+}
+
+/** `topic`, or its legacy alias `subject`; both at once is Zulip's REQUEST_CONFUSING_VAR. */
+export function topicOrSubject(topic: string | undefined, subject: string | undefined): string | undefined {
+  if (topic !== undefined && subject !== undefined) {
+    throw new ApiError(400, "REQUEST_CONFUSING_VAR", "Can't decide between 'topic' and 'subject' arguments", { var_name1: "topic", var_name2: "subject" });
+  }
+  return topic ?? subject;
 }
 
 export function streamWildcardNotAllowed(): ApiError {

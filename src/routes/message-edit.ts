@@ -3,6 +3,7 @@
 import { updateMessage } from "../actions/message-edit.ts";
 import { actorFor } from "../actions/actor.ts";
 import { editSnapshots, PROPAGATE_MODES, type EditHistoryEntry } from "../domain/message-edit.ts";
+import { topicOrSubject } from "../domain/messages.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { badRequest } from "../errors.ts";
 import { param } from "../http/params.ts";
@@ -29,7 +30,7 @@ export const messageEditRoutes = [
       const result = await updateMessage(request.services, request.realm, request.user, {
         messageId: p.message_id,
         content: p.content,
-        topic: p.topic ?? p.subject,
+        topic: topicOrSubject(p.topic, p.subject),
         streamId: p.stream_id,
         propagateMode: p.propagate_mode,
         notifyOldThread: p.send_notification_to_old_thread,

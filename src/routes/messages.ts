@@ -3,7 +3,7 @@ import { sendMessage } from "../actions/messages.ts";
 import { alertWordsOf } from "../queries/alert-words.ts";
 import { updateUserTopic } from "../actions/user-topics.ts";
 import { actorFor } from "../actions/actor.ts";
-import { clientName, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH } from "../domain/messages.ts";
+import { clientName, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, topicOrSubject } from "../domain/messages.ts";
 import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
@@ -58,14 +58,11 @@ export const messageRoutes = [
       client: param.string(),
     },
     handler: async (request, p) => {
-      if (p.topic !== undefined && p.subject !== undefined) {
-        throw new ApiError(400, "REQUEST_CONFUSING_VAR", "Can't decide between 'topic' and 'subject' arguments", { var_name1: "topic", var_name2: "subject" });
-      }
       const result = await sendMessage(request.services, request.realm, request.user, {
         kind: p.type === "stream" || p.type === "channel" ? "channel" : "direct",
         to: p.to,
         content: p.content,
-        topic: p.topic ?? p.subject,
+        topic: topicOrSubject(p.topic, p.subject),
         queueId: p.queue_id,
         localId: p.local_id,
         readBySender: p.read_by_sender,
