@@ -24,7 +24,7 @@ import {
 import { Flag, flagNames } from "../domain/message-flags.ts";
 import { checkTopic, checkTopicAllowed, effectiveTopicsPolicy, isMeMessage, normalizeContent, normalizeTopicName, VisibilityPolicy } from "../domain/messages.ts";
 import { parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
-import { isAdmin, isGuest } from "../domain/roles.ts";
+import { isAdmin, isGuest, Role } from "../domain/roles.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import type { CapabilityCondition, ClientEvent, PendingEvents } from "../events/notifier.ts";
@@ -392,7 +392,6 @@ async function applyEdit(
   const movedEntry: EditHistoryEntry = { user_id: editor.id, timestamp: now };
   if (plan.topic !== undefined) Object.assign(movedEntry, { prev_topic: message.topic, topic: plan.topic });
   if (plan.channelChanged) Object.assign(movedEntry, { prev_stream: origChannel!.id, stream: targetChannel!.id });
-  let losingRows: number[] = [];
   let losingAccess: number[] = [];
   let targetHadMessages = false;
   if (moving) {
@@ -421,7 +420,7 @@ async function applyEdit(
     for (const chunk of chunks(others, 500)) {
       await trx.updateTable("messages").set({ edit_history: prependHistory(movedEntry) }).where("id", "in", chunk).execute();
     }
-    if (plan.channelChanged) ({ losingRows, losingAccess } = await moveFlagRows(trx, origChannel!, targetChannel!, movedIds));
+    if (plan.channelChanged) losingAccess = await moveFlagRows(trx, origChannel!, targetChannel!, movedIds);
     await moveFirstMessageIds(trx, pending, realm.id, origChannel!, targetChannel!, movedIds);
   }
 
@@ -500,8 +499,9 @@ async function updateMentionFlags(trx: Trx, message: Message, content: NonNullab
  * of them, those who cannot read the new channel (everyone for a private one,
  * guests for a public one) lose access. A protected-history destination gives
  * every subscriber a (read) row, since they could not read the messages otherwise.
+ * Returns those who lose access.
  */
-async function moveFlagRows(trx: Trx, orig: Channel, target: Channel, movedIds: number[]): Promise<{ losingRows: number[]; losingAccess: number[] }> {
+async function moveFlagRows(trx: Trx, orig: Channel, target: Channel, movedIds: number[]): Promise<number[]> {
   const oldSubscribers = await trx.selectFrom("subscriptions").select("user_id").where("channel_id", "=", orig.id).execute();
   const newSubscribers = await trx
     .selectFrom("subscriptions")
@@ -517,7 +517,7 @@ async function moveFlagRows(trx: Trx, orig: Channel, target: Channel, movedIds: 
   }
   let losingAccess = losingRows;
   if (!target.invite_only && losingRows.length > 0) {
-    const guests = await trx.selectFrom("users").select("id").where("id", "in", losingRows).where("role", "=", 600).execute();
+    const guests = await trx.selectFrom("users").select("id").where("id", "in", losingRows).where("role", "=", Role.GUEST).execute();
     losingAccess = guests.map((g) => g.id);
   }
   if (!target.history_public_to_subscribers && newSubscribers.length > 0) {
@@ -526,7 +526,7 @@ async function moveFlagRows(trx: Trx, orig: Channel, target: Channel, movedIds: 
       for (const batch of chunks(values, 500)) await trx.insertInto("user_messages").values(batch).onConflict((oc) => oc.doNothing()).execute();
     }
   }
-  return { losingRows, losingAccess: losingAccess.sort((a, b) => a - b) };
+  return losingAccess.sort((a, b) => a - b);
 }
 
 /** The channels' first_message_id after messages left one and joined the other. */
