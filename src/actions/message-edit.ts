@@ -7,7 +7,7 @@
 // the move or the resolve are sent after the commit.
 import { createHash } from "node:crypto";
 import { sql } from "kysely";
-import { canAdministerChannel, canReadChannelHistory, CHANNEL_GROUP_SETTING_RULES, hasContentAccess, type ChannelFacts } from "../domain/channels.ts";
+import { canAdministerChannel, CHANNEL_GROUP_SETTING_RULES, hasContentAccess, type ChannelFacts } from "../domain/channels.ts";
 import { hasPermission, type Actor } from "../domain/group-settings.ts";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../domain/limits.ts";
 import {
@@ -33,7 +33,7 @@ import { renderMarkdown } from "../markdown/render.ts";
 import { attachmentObjects, type ApiAttachment } from "../queries/attachments.ts";
 import { channelFacts, usersWithMetadataAccess } from "../queries/channels.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
-import { readableMessage } from "../queries/messages.ts";
+import { readableMessage, visibleTopicMessages } from "../queries/messages.ts";
 import type { Services } from "../services.ts";
 import { isStorableId } from "../storage/database.ts";
 import type { Attachment, Channel, Message, Realm, User } from "../storage/schema.ts";
@@ -293,19 +293,7 @@ async function checkChangeAllTimeLimit(
   ].filter((l): l is number => l !== null);
   if (limits.length === 0) return;
   const deadline = Math.min(...limits) + EDIT_LIMIT_BUFFER_SECONDS;
-  const history = canReadChannelHistory(actor, { ...channelFacts(channel), history_public_to_subscribers: channel.history_public_to_subscribers }, await isSubscribed(db, actor.id, channel.id));
-  const rows = history
-    ? await db.selectFrom("messages").select(["id", "date_sent"]).where("channel_id", "=", channel.id).where("topic_key", "=", topicKey).orderBy("id").execute()
-    : await db
-        .selectFrom("user_messages as um")
-        .innerJoin("messages as m", "m.id", "um.message_id")
-        .select(["m.id", "m.date_sent"])
-        .where("um.user_id", "=", actor.id)
-        .where("m.channel_id", "=", channel.id)
-        .where("m.topic_key", "=", topicKey)
-        .orderBy("m.date_sent")
-        .orderBy("m.id")
-        .execute();
+  const rows = await (await visibleTopicMessages(db, actor, channel, topicKey)).select(["m.id", "m.date_sent"]).orderBy("m.id").execute();
   const allowed = rows.filter((r) => r.date_sent > now - deadline);
   if (allowed.length === rows.length) return;
   throw new ApiError(
@@ -544,19 +532,7 @@ async function moveFirstMessageIds(trx: Trx, pending: PendingEvents, realmId: nu
 
 /** Whether the editor can still see a message in the (old) topic. */
 async function editorSeesAnyOf(trx: Trx, actor: Actor, channel: Channel, topicKey: string): Promise<boolean> {
-  const history = canReadChannelHistory(actor, { ...channelFacts(channel), history_public_to_subscribers: channel.history_public_to_subscribers }, await isSubscribed(trx, actor.id, channel.id));
-  const found = history
-    ? await trx.selectFrom("messages").select("id").where("channel_id", "=", channel.id).where("topic_key", "=", topicKey).limit(1).executeTakeFirst()
-    : await trx
-        .selectFrom("user_messages as um")
-        .innerJoin("messages as m", "m.id", "um.message_id")
-        .select("m.id")
-        .where("um.user_id", "=", actor.id)
-        .where("m.channel_id", "=", channel.id)
-        .where("m.topic_key", "=", topicKey)
-        .limit(1)
-        .executeTakeFirst();
-  return found !== undefined;
+  return (await (await visibleTopicMessages(trx, actor, channel, topicKey)).select("m.id").limit(1).executeTakeFirst()) !== undefined;
 }
 
 /**
@@ -571,25 +547,13 @@ async function followOnInitiation(trx: Trx, pending: PendingEvents, realmId: num
   const sender = await trx.selectFrom("users").selectAll().where("id", "=", message.sender_id).executeTakeFirstOrThrow();
   if (sender.is_bot || !sender.is_active) return;
   const settings = parseUserSettings(sender.settings);
-  const subscription = await trx.selectFrom("subscriptions").select(["active", "is_muted"]).where("user_id", "=", sender.id).where("channel_id", "=", channel.id).executeTakeFirst();
+  const subscription = await trx.selectFrom("subscriptions").select("is_muted").where("user_id", "=", sender.id).where("channel_id", "=", channel.id).executeTakeFirst();
   let policy: number | undefined;
   if (settings.automatically_follow_topics_policy === AutoPolicy.ON_INITIATION) policy = VisibilityPolicy.FOLLOWED;
   else if (settings.automatically_unmute_topics_in_muted_streams_policy === AutoPolicy.ON_INITIATION && subscription?.is_muted === true) policy = VisibilityPolicy.UNMUTED;
   if (policy === undefined) return;
   const senderActor = await actorFor(trx, sender);
-  const history = canReadChannelHistory(senderActor, { ...channelFacts(channel), history_public_to_subscribers: channel.history_public_to_subscribers }, subscription?.active === true);
-  const earlier = history
-    ? await trx.selectFrom("messages").select("id").where("channel_id", "=", channel.id).where("topic_key", "=", topic.toLowerCase()).where("id", "<", message.id).limit(1).executeTakeFirst()
-    : await trx
-        .selectFrom("user_messages as um")
-        .innerJoin("messages as m", "m.id", "um.message_id")
-        .select("m.id")
-        .where("um.user_id", "=", sender.id)
-        .where("m.channel_id", "=", channel.id)
-        .where("m.topic_key", "=", topic.toLowerCase())
-        .where("m.id", "<", message.id)
-        .limit(1)
-        .executeTakeFirst();
+  const earlier = await (await visibleTopicMessages(trx, senderActor, channel, topic.toLowerCase())).select("m.id").where("m.id", "<", message.id).limit(1).executeTakeFirst();
   if (earlier === undefined) await setVisibilityPolicy(trx, pending, realmId, sender.id, channel.id, topic, policy, now, { unlessSet: [] });
 }
 
@@ -794,18 +758,7 @@ function moveNotices(services: Services, realm: Realm, editor: User, plan: Plan,
 async function otherMessagesInTopic(services: Services, actor: Actor, channel: Channel, topicKey: string, movedIds: number[]): Promise<boolean> {
   const db = services.storage.db;
   const bot = await notificationBot(db, channel.realm_id);
-  const subscribed = (await db.selectFrom("subscriptions").select("active").where("user_id", "=", actor.id).where("channel_id", "=", channel.id).executeTakeFirst())?.active === true;
-  const history = canReadChannelHistory(actor, { ...channelFacts(channel), history_public_to_subscribers: channel.history_public_to_subscribers }, subscribed);
-  const rows = history
-    ? await db.selectFrom("messages").select(["id", "sender_id", "content"]).where("channel_id", "=", channel.id).where("topic_key", "=", topicKey).execute()
-    : await db
-        .selectFrom("user_messages as um")
-        .innerJoin("messages as m", "m.id", "um.message_id")
-        .select(["m.id", "m.sender_id", "m.content"])
-        .where("um.user_id", "=", actor.id)
-        .where("m.channel_id", "=", channel.id)
-        .where("m.topic_key", "=", topicKey)
-        .execute();
+  const rows = await (await visibleTopicMessages(db, actor, channel, topicKey)).select(["m.id", "m.sender_id", "m.content"]).execute();
   const moved = new Set(movedIds);
   return rows.some((r) => !moved.has(r.id) && !(r.sender_id === bot.id && RESOLVE_NOTICE.test(r.content)));
 }

@@ -4,7 +4,7 @@
 // attachment links; the `message` events go out after the commit.
 import { sql, type Kysely } from "kysely";
 import { containsAlertWord, visibleText } from "../domain/alert-words.ts";
-import { canReadChannelHistory, checkCanPost, hasContentAccess } from "../domain/channels.ts";
+import { checkCanPost, hasContentAccess } from "../domain/channels.ts";
 import { hasPermission, type Actor } from "../domain/group-settings.ts";
 import { flagNames, Flag } from "../domain/message-flags.ts";
 import {
@@ -36,7 +36,7 @@ import { alertWordsByUser } from "../queries/alert-words.ts";
 import { attachmentObjects, canAccessAttachment, uploadSpaceUsed } from "../queries/attachments.ts";
 import { channelFacts } from "../queries/channels.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
-import { formatMessage, orderDisplayRecipient, type MessageLookups } from "../queries/messages.ts";
+import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type MessageLookups } from "../queries/messages.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import type { Services } from "../services.ts";
 import { isStorableId, type Storage } from "../storage/database.ts";
@@ -346,7 +346,7 @@ async function automaticVisibilityPolicy(db: Db, sender: User, actor: Actor, cha
   else if (channelMuted && onSend(unmute)) wanted = VisibilityPolicy.UNMUTED;
   // A topic with a policy already has messages, so it cannot be starting now.
   if (currentPolicy === VisibilityPolicy.INHERIT && wanted !== VisibilityPolicy.FOLLOWED && (follow === AutoPolicy.ON_INITIATION || (channelMuted && unmute === AutoPolicy.ON_INITIATION))) {
-    if (await isTopicInitiation(db, sender, actor, channel, topicKey)) {
+    if (await isTopicInitiation(db, actor, channel, topicKey)) {
       if (follow === AutoPolicy.ON_INITIATION) wanted = VisibilityPolicy.FOLLOWED;
       else wanted ??= VisibilityPolicy.UNMUTED;
     }
@@ -355,19 +355,8 @@ async function automaticVisibilityPolicy(db: Db, sender: User, actor: Actor, cha
 }
 
 /** No message in the topic that the sender can see yet: all of it when they may read the channel's history, else their own rows. */
-async function isTopicInitiation(db: Db, sender: User, actor: Actor, channel: Channel, topicKey: string): Promise<boolean> {
-  const subscribed = (await db.selectFrom("subscriptions").select("active").where("user_id", "=", sender.id).where("channel_id", "=", channel.id).executeTakeFirst())?.active === true;
-  const history = canReadChannelHistory(actor, { ...channelFacts(channel), history_public_to_subscribers: channel.history_public_to_subscribers }, subscribed);
-  const query = history
-    ? db.selectFrom("messages").select("messages.id").where("channel_id", "=", channel.id).where("topic_key", "=", topicKey)
-    : db
-        .selectFrom("user_messages")
-        .innerJoin("messages", "messages.id", "user_messages.message_id")
-        .select("messages.id")
-        .where("user_messages.user_id", "=", sender.id)
-        .where("messages.channel_id", "=", channel.id)
-        .where("messages.topic_key", "=", topicKey);
-  return (await query.limit(1).executeTakeFirst()) === undefined;
+async function isTopicInitiation(db: Db, actor: Actor, channel: Channel, topicKey: string): Promise<boolean> {
+  return (await (await visibleTopicMessages(db, actor, channel, topicKey)).select("m.id").limit(1).executeTakeFirst()) === undefined;
 }
 
 export async function sendMessage(services: Services, realm: Realm, sender: User, request: SendRequest): Promise<SendResult> {

@@ -21,7 +21,7 @@ import { isGuest } from "../domain/roles.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { topicLinks } from "../markdown/render.ts";
 import { isStorableId, type Dialect } from "../storage/database.ts";
-import type { Database, Message, Realm } from "../storage/schema.ts";
+import type { Channel, Database, Message, Realm } from "../storage/schema.ts";
 import { channelFacts } from "./channels.ts";
 import { avatarUrl } from "./users.ts";
 
@@ -236,6 +236,20 @@ export async function readableMessage(db: Db, realmId: number, actor: Actor, mes
   if (!hasContentAccess(actor, facts, subscribed)) return undefined;
   if (flags === null && !channel.history_public_to_subscribers) return undefined;
   return { row: message, flags };
+}
+
+/**
+ * The messages of a channel topic that the user can see: all of them when
+ * they may read the channel's history, else those they received. Select
+ * from it (`m` is the message table).
+ */
+export async function visibleTopicMessages(db: Db, actor: Actor, channel: Channel, topicKey: string) {
+  const facts = { ...channelFacts(channel), history_public_to_subscribers: channel.history_public_to_subscribers };
+  const history = canReadChannelHistory(actor, facts, await isSubscribed(db, actor.id, channel.id));
+  const query = db.selectFrom("messages as m").where("m.channel_id", "=", channel.id).where("m.topic_key", "=", topicKey);
+  return history
+    ? query
+    : query.where((eb) => eb.exists(eb.selectFrom("user_messages as um").select("um.message_id").whereRef("um.message_id", "=", "m.id").where("um.user_id", "=", actor.id)));
 }
 
 async function isSubscribed(db: Db, userId: number, channelId: number): Promise<boolean> {
