@@ -142,6 +142,21 @@ export function editSnapshots(message: CurrentMessage, history: readonly EditHis
   return snapshots.reverse();
 }
 
+/**
+ * With the "moves" policy content edits are hidden: only move snapshots are
+ * kept, and every snapshot shows the current content, which everyone sees
+ * anyway (Zulip drops content-only entries and strips the content keys).
+ */
+export function visibleSnapshots(snapshots: readonly EditSnapshot[], stored: readonly EditHistoryEntry[], policy: "all" | "moves" | "none"): EditSnapshot[] {
+  if (policy === "all") return [...snapshots];
+  const current = snapshots[snapshots.length - 1]!;
+  // Oldest first: the original, then one snapshot per stored entry (stored newest first).
+  const entries = [...stored].reverse();
+  return snapshots
+    .filter((_, i) => i === 0 || entries[i - 1]!.prev_topic !== undefined || entries[i - 1]!.prev_stream !== undefined)
+    .map(({ prev_content: _c, prev_rendered_content: _r, content_html_diff: _d, ...move }) => ({ ...move, content: current.content, rendered_content: current.rendered_content }));
+}
+
 /** The history entries a policy lets people see ("moves": move data only). */
 export function visibleEditHistory(history: readonly EditHistoryEntry[], policy: "all" | "moves" | "none"): EditHistoryEntry[] {
   if (policy === "none") return [];

@@ -2,7 +2,7 @@
 // and GET /messages/{message_id}/history (the edit snapshots).
 import { updateMessage } from "../actions/message-edit.ts";
 import { actorFor } from "../actions/actor.ts";
-import { editSnapshots, PROPAGATE_MODES, type EditHistoryEntry } from "../domain/message-edit.ts";
+import { editSnapshots, PROPAGATE_MODES, visibleSnapshots, type EditHistoryEntry } from "../domain/message-edit.ts";
 import { topicOrSubject } from "../domain/messages.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { badRequest } from "../errors.ts";
@@ -60,22 +60,7 @@ export const messageEditRoutes = [
         stored,
         (topic) => (topic === "" && !p.allow_empty_topic_name ? settings.empty_topic_display_name : topic),
       );
-      return { message_history: filterSnapshots(snapshots, stored, settings.message_edit_history_visibility_policy) };
+      return { message_history: visibleSnapshots(snapshots, stored, settings.message_edit_history_visibility_policy) };
     },
   }),
 ];
-
-/**
- * With the "moves" policy content edits are hidden: only move snapshots are
- * kept, and every snapshot shows the current content, which everyone sees
- * anyway (Zulip drops content-only entries and strips the content keys).
- */
-function filterSnapshots(snapshots: ReturnType<typeof editSnapshots>, stored: readonly EditHistoryEntry[], policy: "all" | "moves" | "none") {
-  if (policy === "all") return snapshots;
-  const current = snapshots[snapshots.length - 1]!;
-  // Oldest first: the original, then one snapshot per stored entry (stored newest first).
-  const entries = [...stored].reverse();
-  return snapshots
-    .filter((_, i) => i === 0 || entries[i - 1]!.prev_topic !== undefined || entries[i - 1]!.prev_stream !== undefined)
-    .map(({ prev_content: _c, prev_rendered_content: _r, content_html_diff: _d, ...move }) => ({ ...move, content: current.content, rendered_content: current.rendered_content }));
-}
