@@ -31,7 +31,7 @@ import type { CapabilityCondition, ClientEvent, PendingEvents } from "../events/
 import { encodeChannel, hashUtilEncode, topicLinks } from "../markdown/links.ts";
 import { renderMarkdown } from "../markdown/render.ts";
 import { attachmentObjects, type ApiAttachment } from "../queries/attachments.ts";
-import { channelFacts, usersWithMetadataAccess } from "../queries/channels.ts";
+import { channelFacts, subscriberCounts, usersWithMetadataAccess } from "../queries/channels.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import { readableMessage, visibleTopicMessages } from "../queries/messages.ts";
 import type { Services } from "../services.ts";
@@ -236,15 +236,8 @@ async function checkEdit(services: Services, db: Trx, realm: Realm, settings: Re
     );
     const participants = origChannel && rendered.topicWildcard ? await topicParticipants(db, origChannel.id, message.topic_key, message.sender_id) : new Set<number>();
     if (origChannel) {
-      const subscribers = await db
-        .selectFrom("subscriptions")
-        .innerJoin("users", "users.id", "subscriptions.user_id")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("subscriptions.channel_id", "=", origChannel.id)
-        .where("subscriptions.active", "=", true)
-        .where("users.is_active", "=", true)
-        .executeTakeFirstOrThrow();
-      checkWildcardMentions(rendered, settings, actor, Number(subscribers.n), participants);
+      const subscribers = (await subscriberCounts(db, [origChannel.id])).get(origChannel.id) ?? 0;
+      checkWildcardMentions(rendered, settings, actor, subscribers, participants);
     }
     const groupMentioned = rendered.mentionedGroupIds.length > 0 ? await groupMentionedUsers(db, realm.id, actor, rendered.mentionedGroupIds) : new Set<number>();
     content = { raw, rendered, mentioned: new Set(rendered.mentionedUserIds), groupMentioned, participants };

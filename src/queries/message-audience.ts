@@ -24,18 +24,7 @@ export interface AudienceChannel {
  */
 export async function messageAudience(db: Db, messageIds: readonly number[], channel: AudienceChannel | null): Promise<number[]> {
   if (messageIds.length === 0) return [];
-  if (channel === null) {
-    const rows = await db
-      .selectFrom("user_messages as um")
-      .innerJoin("users as u", "u.id", "um.user_id")
-      .select("um.user_id")
-      .distinct()
-      .where("um.message_id", "in", messageIds)
-      .where("u.is_active", "=", true)
-      .orderBy("um.user_id")
-      .execute();
-    return rows.map((r) => r.user_id);
-  }
+  if (channel === null) return [...(await flagRowHolders(db, messageIds, { guests: true }))].sort((a, b) => a - b);
   let query = db
     .selectFrom("subscriptions as s")
     .innerJoin("users as u", "u.id", "s.user_id")
@@ -50,17 +39,19 @@ export async function messageAudience(db: Db, messageIds: readonly number[], cha
   }
   const rows = await query.orderBy("s.user_id").execute();
   const users = new Set(rows.map((r) => r.user_id));
-  if (!channel.invite_only) {
-    const holders = await db
-      .selectFrom("user_messages as um")
-      .innerJoin("users as u", "u.id", "um.user_id")
-      .select("um.user_id")
-      .distinct()
-      .where("um.message_id", "in", messageIds)
-      .where("u.is_active", "=", true)
-      .where("u.role", "<>", Role.GUEST)
-      .execute();
-    for (const h of holders) users.add(h.user_id);
-  }
+  if (!channel.invite_only) for (const id of await flagRowHolders(db, messageIds, { guests: false })) users.add(id);
   return [...users].sort((a, b) => a - b);
+}
+
+/** Active users with a flags row for any of the messages. */
+async function flagRowHolders(db: Db, messageIds: readonly number[], options: { guests: boolean }): Promise<number[]> {
+  let query = db
+    .selectFrom("user_messages as um")
+    .innerJoin("users as u", "u.id", "um.user_id")
+    .select("um.user_id")
+    .distinct()
+    .where("um.message_id", "in", messageIds)
+    .where("u.is_active", "=", true);
+  if (!options.guests) query = query.where("u.role", "<>", Role.GUEST);
+  return (await query.execute()).map((r) => r.user_id);
 }
