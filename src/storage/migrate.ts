@@ -9,6 +9,7 @@ import * as m0004 from "./migrations/0004_user_settings.ts";
 import * as m0005 from "./migrations/0005_messages.ts";
 import * as m0006 from "./migrations/0006_alert_words.ts";
 import * as m0007 from "./migrations/0007_realm_emoji.ts";
+import * as m0008 from "./migrations/0008_scheduled_snippets_views.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0005_messages": m0005,
   "0006_alert_words": m0006,
   "0007_realm_emoji": m0007,
+  "0008_scheduled_snippets_views": m0008,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {

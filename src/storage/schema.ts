@@ -229,6 +229,49 @@ export interface RealmEmojiTable {
   date_created: number;
 }
 
+export interface ScheduledMessageTable {
+  id: Generated<number>;
+  realm_id: number;
+  sender_id: number;
+  /** ScheduledDelivery: 1 send later, 2 reminder. */
+  delivery_type: number;
+  recipient_id: number;
+  /** NULL for direct messages. */
+  channel_id: number | null;
+  /** "" for direct messages. */
+  topic: string;
+  content: string;
+  rendered_content: string;
+  sending_client: string;
+  read_by_sender: boolean;
+  scheduled_timestamp: number;
+  request_timestamp: number;
+  delivered: ColumnType<boolean, boolean | undefined, boolean>;
+  delivered_message_id: ColumnType<number | null, number | null | undefined, number | null>;
+  failed: ColumnType<boolean, boolean | undefined, boolean>;
+  failure_message: ColumnType<string | null, string | null | undefined, string | null>;
+  reminder_target_message_id: ColumnType<number | null, number | null | undefined, number | null>;
+  reminder_note: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface SavedSnippetTable {
+  id: Generated<number>;
+  realm_id: number;
+  user_id: number;
+  title: string;
+  content: string;
+  date_created: number;
+}
+
+export interface NavigationViewTable {
+  id: Generated<number>;
+  user_id: number;
+  fragment: string;
+  is_pinned: boolean;
+  /** NULL for built-in views. */
+  name: string | null;
+}
+
 export interface Database {
   realms: RealmTable;
   users: UserTable;
@@ -248,6 +291,9 @@ export interface Database {
   user_topics: UserTopicTable;
   alert_words: AlertWordTable;
   realm_emoji: RealmEmojiTable;
+  scheduled_messages: ScheduledMessageTable;
+  saved_snippets: SavedSnippetTable;
+  navigation_views: NavigationViewTable;
 }
 
 /**
@@ -259,8 +305,10 @@ export const BOOLEAN_COLUMNS: ReadonlySet<string> = new Set([
   "active",
   "audible_notifications",
   "deactivated",
+  "delivered",
   "desktop_notifications",
   "email_notifications",
+  "failed",
   "has_attachment",
   "has_image",
   "has_link",
@@ -270,12 +318,14 @@ export const BOOLEAN_COLUMNS: ReadonlySet<string> = new Set([
   "is_archived",
   "is_bot",
   "is_muted",
+  "is_pinned",
   "is_recently_active",
   "is_system_bot",
   "is_system_group",
   "is_web_public",
   "pin_to_top",
   "push_notifications",
+  "read_by_sender",
   "wildcard_mentions_notify",
 ]);
 
@@ -292,3 +342,6 @@ export type ChannelFolder = Selectable<ChannelFolderTable>;
 export type Message = Selectable<MessageTable>;
 export type Attachment = Selectable<AttachmentTable>;
 export type RealmEmoji = Selectable<RealmEmojiTable>;
+export type ScheduledMessage = Selectable<ScheduledMessageTable>;
+export type SavedSnippet = Selectable<SavedSnippetTable>;
+export type NavigationView = Selectable<NavigationViewTable>;
