@@ -22,13 +22,14 @@ import {
   type ResolveToggle,
 } from "../domain/message-edit.ts";
 import { Flag, flagNames } from "../domain/message-flags.ts";
+import { messageLinkUrl, topicLinkSyntax } from "../domain/message-links.ts";
 import { checkTopic, checkTopicAllowed, effectiveTopicsPolicy, isMeMessage, normalizeContent, normalizeTopicName, VisibilityPolicy } from "../domain/messages.ts";
 import { parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
 import { isAdmin, isGuest, Role } from "../domain/roles.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import type { CapabilityCondition, ClientEvent, PendingEvents } from "../events/notifier.ts";
-import { encodeChannel, hashUtilEncode, topicLinks } from "../markdown/links.ts";
+import { topicLinks } from "../markdown/links.ts";
 import { renderMarkdown } from "../markdown/render.ts";
 import { attachmentObjects, type ApiAttachment } from "../queries/attachments.ts";
 import { channelFacts, subscriberCounts, usersWithMetadataAccess } from "../queries/channels.ts";
@@ -700,15 +701,6 @@ async function queueUpdateEvent(
   }
 }
 
-/** Zulip's get_stream_topic_link_syntax: #**channel>topic**, or a Markdown link when the names would break that syntax. */
-function topicLinkSyntax(channel: Channel, topic: string): string {
-  const unsafe = /[`>*&[\]]|\$\$/;
-  if (!unsafe.test(channel.name) && !unsafe.test(topic)) return `#**${channel.name}>${topic}**`;
-  const esc = (s: string) =>
-    s.replace(/&/g, "&amp;").replace(/`/g, "&#96;").replace(/>/g, "&gt;").replace(/\*/g, "&#42;").replace(/\$\$/g, "&#36;&#36;").replace(/\[/g, "&#91;").replace(/\]/g, "&#93;");
-  return `[#${esc(channel.name)} > ${esc(topic === "" ? "general chat" : topic)}](#narrow/channel/${encodeChannel(channel.id, channel.name)}/topic/${hashUtilEncode(topic)})`;
-}
-
 /**
  * The Notification Bot's breadcrumbs (Zulip's send_message_moved_breadcrumbs):
  * in the new topic unless this was only a resolve, then in the old one when
@@ -729,7 +721,7 @@ function moveNotices(services: Services, realm: Realm, editor: User, plan: Plan,
     if (applied.movedAllVisible && !(await otherMessagesInTopic(services, plan.actor, target, newTopic.toLowerCase(), applied.movedIds))) {
       text = `This topic was moved here from ${oldLocation} by ${user}.`;
     } else if (count === 1) {
-      const link = `${services.config.externalUrl}/#narrow/channel/${encodeChannel(target.id, target.name)}/topic/${hashUtilEncode(newTopic)}/near/${plan.message.id}`;
+      const link = messageLinkUrl(services.config.externalUrl, plan.message.id, { channel: target, topic: newTopic });
       text = `[A message](${link}) was moved here from ${oldLocation} by ${user}.`;
     } else {
       text = `${count} messages were moved here from ${oldLocation} by ${user}.`;

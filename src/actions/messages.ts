@@ -120,7 +120,8 @@ export async function recipientIdFor(storage: Storage, db: Db, realmId: number, 
       .execute();
     row = await find();
   }
-  if ("channelId" in target) cache.set(target.channelId, row!.id);
+  // A row created inside a transaction may yet be rolled back: cache only what is committed.
+  if ("channelId" in target && !db.isTransaction) cache.set(target.channelId, row!.id);
   return row!.id;
 }
 
@@ -360,10 +361,31 @@ async function isTopicInitiation(db: Db, actor: Actor, channel: Channel, topicKe
 }
 
 export async function sendMessage(services: Services, realm: Realm, sender: User, request: SendRequest): Promise<SendResult> {
+  const prepared = await checkMessage(services, services.storage.db, realm, sender, request);
+  return inRealmTransaction(services, realm.id, (trx, pending) => writeMessage(services, trx, pending, realm, sender, request, prepared));
+}
+
+/**
+ * A send inside the caller's transaction, which must hold the organization's
+ * lock: scheduled delivery commits the message together with its own
+ * bookkeeping, so a message is sent exactly once or not at all.
+ */
+export async function sendMessageInTransaction(services: Services, trx: Trx, pending: PendingEvents, realm: Realm, sender: User, request: SendRequest): Promise<SendResult> {
+  const prepared = await checkMessage(services, trx, realm, sender, request);
+  return writeMessage(services, trx, pending, realm, sender, request, prepared);
+}
+
+export type CheckedMessage = Awaited<ReturnType<typeof checkMessage>>;
+
+/**
+ * Every check and read a send needs before writing, on `db` (the root
+ * database, or the caller's transaction); Zulip's check_message. Scheduling
+ * uses it to refuse at once what could never be sent.
+ */
+export async function checkMessage(services: Services, db: Db, realm: Realm, sender: User, request: SendRequest) {
   if ((request.queueId === undefined) !== (request.localId === undefined)) {
     throw badRequest(request.queueId === undefined ? "Missing 'queue_id' argument" : "Missing 'local_id' argument");
   }
-  const db = services.storage.db;
   const settings = parseRealmSettings(realm.settings);
   const actor = await actorFor(db, sender);
   const content = normalizeContent(request.content, MAX_MESSAGE_LENGTH);
@@ -433,62 +455,67 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
     has_image: rendered.hasImage,
     has_link: rendered.hasLink,
   };
-  const result = await inRealmTransaction(services, realm.id, async (trx, pending) => {
-    const { id: messageId } = await trx.insertInto("messages").values(newRow).returning("id").executeTakeFirstOrThrow();
-    const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
-    if (flagsByUser.size > 0) {
-      await trx
-        .insertInto("user_messages")
-        .values([...flagsByUser].map(([userId, flags]) => ({ user_id: userId, message_id: messageId, flags })))
-        .execute();
-    }
-    if (attachments.length > 0) await linkAttachments(trx, realm.id, messageId, attachments, pending);
-    if (channel && channel.first_message_id === null) {
-      await trx.updateTable("channels").set({ first_message_id: messageId }).where("id", "=", channel.id).where("first_message_id", "is", null).execute();
-    }
-    let automatic: number | undefined;
-    if (channel && automaticPolicy !== undefined) {
-      await setVisibilityPolicy(trx, pending, realm.id, sender.id, channel.id, topic, automaticPolicy, now);
-      automatic = automaticPolicy;
-    }
-    if (channel) {
-      // Zulip's automatically_follow_topics_where_mentioned: mentioned people follow the topic.
-      for (const user of recipients) {
-        if (user.id === sender.id || user.is_bot || !(mentioned.has(user.id) || groupMentioned.has(user.id))) continue;
-        if (!parseUserSettings(user.settings).automatically_follow_topics_where_mentioned) continue;
-        await setVisibilityPolicy(trx, pending, realm.id, user.id, channel.id, topic, VisibilityPolicy.FOLLOWED, now, { unlessSet: [VisibilityPolicy.MUTED] });
-      }
-    }
+  return { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow };
+}
 
-    const row = { ...newRow, id: messageId };
-    const lookups: MessageLookups = {
-      realmStringId: realm.string_id,
-      senders: new Map([[sender.id, sender]]),
-      channelNames: channel ? new Map([[channel.id, channel.name]]) : new Map(),
-      dmRecipients: new Map([
-        [conversation.recipientId, orderDisplayRecipient(conversation.participants.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false })))],
-      ]),
-      reactions: new Map(),
-    };
-    const message = formatMessage(services.config, row, lookups, 0, {
-      applyMarkdown: true,
-      allowEmptyTopicName: true,
-      emptyTopicName: settings.empty_topic_display_name,
-      editHistoryVisibility: "all",
-    });
-    const { flags: _flags, ...eventMessage } = message;
-    const flags: Record<number, string[]> = {};
-    for (const [userId, bits] of flagsByUser) flags[userId] = flagNames(bits);
-    pending.addMessage(realm.id, { type: "message", message: eventMessage }, [...flagsByUser.keys()], {
-      flags,
-      rawContent: content,
-      emptyTopicName: settings.empty_topic_display_name,
-      localId: request.queueId !== undefined && request.localId !== undefined ? { queueId: request.queueId, localId: request.localId } : undefined,
-      publicChannel: channel !== null && !channel.invite_only,
-    });
-    return { id: messageId, automatic };
+/** Writes a prepared message, its flags rows and links, and queues its events. */
+async function writeMessage(services: Services, trx: Trx, pending: PendingEvents, realm: Realm, sender: User, request: SendRequest, prepared: CheckedMessage): Promise<SendResult> {
+  const { settings, conversation, content, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow } = prepared;
+  const { channel, topic } = conversation;
+  const now = newRow.date_sent;
+  const { id: messageId } = await trx.insertInto("messages").values(newRow).returning("id").executeTakeFirstOrThrow();
+  const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
+  if (flagsByUser.size > 0) {
+    await trx
+      .insertInto("user_messages")
+      .values([...flagsByUser].map(([userId, flags]) => ({ user_id: userId, message_id: messageId, flags })))
+      .execute();
+  }
+  if (attachments.length > 0) await linkAttachments(trx, realm.id, messageId, attachments, pending);
+  if (channel && channel.first_message_id === null) {
+    await trx.updateTable("channels").set({ first_message_id: messageId }).where("id", "=", channel.id).where("first_message_id", "is", null).execute();
+  }
+  let automatic: number | undefined;
+  if (channel && automaticPolicy !== undefined) {
+    await setVisibilityPolicy(trx, pending, realm.id, sender.id, channel.id, topic, automaticPolicy, now);
+    automatic = automaticPolicy;
+  }
+  if (channel) {
+    // Zulip's automatically_follow_topics_where_mentioned: mentioned people follow the topic.
+    for (const user of recipients) {
+      if (user.id === sender.id || user.is_bot || !(mentioned.has(user.id) || groupMentioned.has(user.id))) continue;
+      if (!parseUserSettings(user.settings).automatically_follow_topics_where_mentioned) continue;
+      await setVisibilityPolicy(trx, pending, realm.id, user.id, channel.id, topic, VisibilityPolicy.FOLLOWED, now, { unlessSet: [VisibilityPolicy.MUTED] });
+    }
+  }
+
+  const row = { ...newRow, id: messageId };
+  const lookups: MessageLookups = {
+    realmStringId: realm.string_id,
+    senders: new Map([[sender.id, sender]]),
+    channelNames: channel ? new Map([[channel.id, channel.name]]) : new Map(),
+    dmRecipients: new Map([
+      [conversation.recipientId, orderDisplayRecipient(conversation.participants.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false })))],
+    ]),
+    reactions: new Map(),
+  };
+  const message = formatMessage(services.config, row, lookups, 0, {
+    applyMarkdown: true,
+    allowEmptyTopicName: true,
+    emptyTopicName: settings.empty_topic_display_name,
+    editHistoryVisibility: "all",
   });
-  return result.automatic === undefined ? { id: result.id } : { id: result.id, automatic_new_visibility_policy: result.automatic };
+  const { flags: _flags, ...eventMessage } = message;
+  const flags: Record<number, string[]> = {};
+  for (const [userId, bits] of flagsByUser) flags[userId] = flagNames(bits);
+  pending.addMessage(realm.id, { type: "message", message: eventMessage }, [...flagsByUser.keys()], {
+    flags,
+    rawContent: content,
+    emptyTopicName: settings.empty_topic_display_name,
+    localId: request.queueId !== undefined && request.localId !== undefined ? { queueId: request.queueId, localId: request.localId } : undefined,
+    publicChannel: channel !== null && !channel.invite_only,
+  });
+  return automatic === undefined ? { id: messageId } : { id: messageId, automatic_new_visibility_policy: automatic };
 }
 
 /**
