@@ -20,6 +20,7 @@ import { typingRoutes } from "./routes/typing.ts";
 import { fileLimitFor, multipartBodyLimit, multipartFileReceiver, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
 import { reactionRoutes } from "./routes/reactions.ts";
 import { realmEmojiFileRoutes, realmEmojiRoutes } from "./routes/realm-emoji.ts";
+import { scheduledMessageRoutes } from "./routes/scheduled-messages.ts";
 import { realmRoutes } from "./routes/realm.ts";
 import { subscriptionsRoutes } from "./routes/subscriptions.ts";
 import { userGroupsRoutes } from "./routes/user-groups.ts";
@@ -47,6 +48,7 @@ export const API_ROUTES: readonly Route[] = [
   ...uploadRoutes,
   ...reactionRoutes,
   ...realmEmojiRoutes,
+  ...scheduledMessageRoutes,
 ];
 
 function bodyTooLarge(): Error {

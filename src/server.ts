@@ -9,6 +9,7 @@ import { loginRateLimiter } from "./rate-limit.ts";
 import { openStorage, type Storage } from "./storage/database.ts";
 import { migrateToLatest } from "./storage/migrate.ts";
 import { unixNow, type Services } from "./services.ts";
+import { startScheduledDelivery } from "./workers/scheduled-delivery.ts";
 
 export async function openConfiguredStorage(config: Config): Promise<Storage> {
   return openStorage({
@@ -46,11 +47,13 @@ export async function startServer(services: Services): Promise<RunningServer> {
   // Thousands of long-polling clients reconnect at once after a restart or a
   // network blip: a deep accept queue (the kernel caps it at somaxconn).
   const address = await app.listen({ host: services.config.host, port: services.config.port, backlog: 4096 });
+  const delivery = startScheduledDelivery(services, (error) => app.log.error({ err: error }, "scheduled delivery failed"));
   return {
     app,
     services,
     url: address,
     close: async () => {
+      await delivery.stop();
       await app.close();
       await services.storage.close();
     },

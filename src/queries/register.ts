@@ -17,6 +17,7 @@ import {
 import { parseRealmSettings, REALM_GROUP_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES, type RealmGroupSettingName, type RealmSettings } from "../domain/realm-settings.ts";
 import { isAdmin, isGuest, isModerator, isOwner } from "../domain/roles.ts";
 import { renderDescription } from "../domain/text.ts";
+import { MAX_REMINDER_NOTE_LENGTH } from "../domain/scheduled-messages.ts";
 import { EMOJISET_CHOICES, legacyEventOf, NOTIFICATION_SOUNDS, parseUserSettings, USER_SETTING_DEFAULTS, USER_SETTING_NAMES } from "../domain/user-settings.ts";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../domain/users.ts";
 import type { CapabilityName } from "../events/notifier.ts";
@@ -28,6 +29,7 @@ import { realmEmojiDict } from "./realm-emoji.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
 import { realmIconUrl } from "./server-settings.ts";
+import { undeliveredReminders, undeliveredScheduledMessages } from "./scheduled-messages.ts";
 import { activeUserIdsAmong, settingValueForApi, userGroupObjects } from "./user-groups.ts";
 import { avatarUrl, formatUser } from "./users.ts";
 import { compareCodePoints } from "../domain/text.ts";
@@ -86,8 +88,8 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("drafts")) state.drafts = [];
   if (wants("saved_snippets")) state.saved_snippets = [];
   if (wants("navigation_views")) state.navigation_views = [];
-  if (wants("scheduled_messages")) state.scheduled_messages = [];
-  if (wants("reminders")) state.reminders = [];
+  if (wants("scheduled_messages")) state.scheduled_messages = await undeliveredScheduledMessages(db, user.id);
+  if (wants("reminders")) state.reminders = await undeliveredReminders(db, user.id);
   // The legacy form, for clients that do not ask for user_topic (and for those that ask for everything).
   if (wants("muted_topics") && (request.wantsAll || !wants("user_topic"))) state.muted_topics = await mutedTopics(db, user.id);
   // Clients without the empty_topic_name capability see the empty topic under its display name.
@@ -217,8 +219,8 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
     max_channel_folder_description_length: MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
     max_topic_length: MAX_TOPIC_LENGTH,
     max_message_length: MAX_MESSAGE_LENGTH,
+    max_reminder_note_length: MAX_REMINDER_NOTE_LENGTH,
     max_bulk_new_subscription_messages: 100,
-    max_reminder_note_length: 1000,
     password_min_length: MIN_PASSWORD_LENGTH,
     password_max_length: MAX_PASSWORD_LENGTH,
     password_min_guesses: 0,
