@@ -21,6 +21,8 @@ import { fileLimitFor, multipartBodyLimit, multipartFileReceiver, uploadFileRout
 import { reactionRoutes } from "./routes/reactions.ts";
 import { realmEmojiFileRoutes, realmEmojiRoutes } from "./routes/realm-emoji.ts";
 import { scheduledMessageRoutes } from "./routes/scheduled-messages.ts";
+import { savedSnippetsRoutes } from "./routes/saved-snippets.ts";
+import { navigationViewsRoutes } from "./routes/navigation-views.ts";
 import { realmRoutes } from "./routes/realm.ts";
 import { subscriptionsRoutes } from "./routes/subscriptions.ts";
 import { userGroupsRoutes } from "./routes/user-groups.ts";
@@ -49,6 +51,8 @@ export const API_ROUTES: readonly Route[] = [
   ...reactionRoutes,
   ...realmEmojiRoutes,
   ...scheduledMessageRoutes,
+  ...savedSnippetsRoutes,
+  ...navigationViewsRoutes,
 ];
 
 function bodyTooLarge(): Error {

@@ -1,3 +1,4 @@
+import { badRequest } from "../errors.ts";
 const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;" };
 
 export function escapeHtml(text: string): string {
@@ -34,4 +35,24 @@ export function unprintablePosition(text: string): number | null {
 /** Orders strings by code point, as Python sorts them (JavaScript's < compares UTF-16 units). */
 export function compareCodePoints(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+/** What Python's str.strip() removes (and pydantic's strip_whitespace): Unicode whitespace, which differs a little from JavaScript's trim(). */
+const PY_WHITESPACE = "[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const PY_STRIP = new RegExp(`^${PY_WHITESPACE}+|${PY_WHITESPACE}+$`, "gu");
+
+export function pythonStrip(text: string): string {
+  return text.replace(PY_STRIP, "");
+}
+
+/**
+ * A `StringConstraints(strip_whitespace=True, min_length=1, max_length=…)`
+ * parameter: stripped, then checked, with typed_endpoint's messages. Lengths
+ * count code points, as Python's len() does.
+ */
+export function requiredText(raw: string, name: string, maxLength?: number): string {
+  const value = pythonStrip(raw);
+  if (value === "") throw badRequest(`${name} cannot be blank`);
+  if (maxLength !== undefined && [...value].length > maxLength) throw badRequest(`${name} is too long (limit: ${maxLength} characters)`);
+  return value;
 }

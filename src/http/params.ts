@@ -2,6 +2,7 @@
 // once (type, required or default) and this module converts the raw strings,
 // fills defaults and produces Zulip's error messages. Lists, objects and
 // booleans arrive JSON-encoded; integers as decimal strings; strings raw.
+import { requiredText } from "../domain/text.ts";
 import { badRequest, missingArgument } from "../errors.ts";
 
 /** Checks a JSON-decoded value and returns it typed; `name` is used in error messages. */
@@ -166,6 +167,14 @@ export const param = {
       }
       return validator(value, name);
     }, "optional");
+  },
+
+  /**
+   * typed_endpoint's StringConstraints(strip_whitespace=True, min_length=1,
+   * max_length=…): the endpoint gets the value stripped; blank is refused.
+   */
+  nonBlank(maxLength?: number): Param<string> {
+    return new Param((raw, name) => requiredText(checkNoNul(raw, name), name, maxLength), "optional");
   },
 
   /** One of a fixed set of raw strings. */

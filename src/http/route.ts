@@ -65,7 +65,11 @@ function pathParamNames(path: string): string[] {
 }
 
 function pathPattern(path: string): RegExp {
-  const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_]+/g, "[^/]+");
+  // `:name` is one segment; a trailing `*` (Fastify's wildcard) is the rest of the path.
+  const escaped = path
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z_]+/g, "[^/]+"))
+    .join(".+");
   return new RegExp(`^${escaped}/?$`);
 }
 

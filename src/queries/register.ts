@@ -26,6 +26,8 @@ import type { Database, Realm, User } from "../storage/schema.ts";
 import { alertWordsOf } from "./alert-words.ts";
 import { listChannelFolders } from "./channel-folders.ts";
 import { realmEmojiDict } from "./realm-emoji.ts";
+import { savedSnippetsOf } from "./saved-snippets.ts";
+import { navigationViewsOf } from "./navigation-views.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
 import { realmIconUrl } from "./server-settings.ts";
@@ -86,8 +88,8 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("onboarding_steps")) state.onboarding_steps = [];
   if (wants("message")) state.max_message_id = await maxMessageId(db, user.id);
   if (wants("drafts")) state.drafts = [];
-  if (wants("saved_snippets")) state.saved_snippets = [];
-  if (wants("navigation_views")) state.navigation_views = [];
+  if (wants("saved_snippets")) state.saved_snippets = await savedSnippetsOf(db, user.id);
+  if (wants("navigation_views")) state.navigation_views = await navigationViewsOf(db, user.id);
   if (wants("scheduled_messages")) state.scheduled_messages = await undeliveredScheduledMessages(db, user.id);
   if (wants("reminders")) state.reminders = await undeliveredReminders(db, user.id);
   // The legacy form, for clients that do not ask for user_topic (and for those that ask for everything).
