@@ -234,7 +234,8 @@ describe("the delivery timer", () => {
     await waitFor(async () => instance.events.some((n) => n.event.type === "message"), 5000);
     const arrived = Date.now() / 1000;
     assert.ok(arrived >= due, `sent early: ${arrived} < ${due}`);
-    assert.ok(arrived < due + 1.5, `sent late: ${arrived} vs ${due}`);
+    // The timer wakes at each second's start; the margin absorbs a loaded CI machine's event-loop delays.
+    assert.ok(arrived < due + 2.5, `sent late: ${arrived} vs ${due}`);
     assert.equal((await messagesWithContent(instance.services.storage, "on time")).length, 1);
     await instance.server.close();
   });
