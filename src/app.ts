@@ -23,12 +23,15 @@ import { realmEmojiFileRoutes, realmEmojiRoutes } from "./routes/realm-emoji.ts"
 import { scheduledMessageRoutes } from "./routes/scheduled-messages.ts";
 import { savedSnippetsRoutes } from "./routes/saved-snippets.ts";
 import { navigationViewsRoutes } from "./routes/navigation-views.ts";
+import { pushRoutes } from "./routes/push.ts";
 import { realmRoutes } from "./routes/realm.ts";
 import { subscriptionsRoutes } from "./routes/subscriptions.ts";
 import { userGroupsRoutes } from "./routes/user-groups.ts";
 import { serverSettingsRoutes } from "./routes/server-settings.ts";
 import { settingsRoutes } from "./routes/settings.ts";
 import { userRoutes } from "./routes/users.ts";
+import { customProfileFieldRoutes } from "./routes/custom-profile-fields.ts";
+import { invitationRoutes, joinPageRoutes } from "./routes/invitations.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
@@ -43,6 +46,7 @@ export const API_ROUTES: readonly Route[] = [
   ...eventsRoutes,
   ...typingRoutes,
   ...realmRoutes,
+  ...customProfileFieldRoutes,
   ...messageRoutes,
   ...messageFlagsRoutes,
   ...messageDeleteRoutes,
@@ -53,6 +57,8 @@ export const API_ROUTES: readonly Route[] = [
   ...scheduledMessageRoutes,
   ...savedSnippetsRoutes,
   ...navigationViewsRoutes,
+  ...invitationRoutes,
+  ...pushRoutes,
 ];
 
 function bodyTooLarge(): Error {
@@ -170,5 +176,6 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   avatarRoutes(app, services, methods);
   uploadFileRoutes(app, services, methods);
   realmEmojiFileRoutes(app, services, methods);
+  joinPageRoutes(app, services, methods);
   return app;
 }

@@ -23,7 +23,11 @@ Commands:
 
 Configuration comes from the environment: PORT, HOST, DATA_DIR, DATABASE_URL,
 PG_SCHEMA, EXTERNAL_URL, FAKE_EMAIL_DOMAIN, LOG_LEVEL, PARLEY_DEV_MODE,
-BODY_LIMIT_BYTES, and for the first \`serve\` ORG_NAME and OWNER_EMAIL (see README).`;
+BODY_LIMIT_BYTES, PUSH_SERVICE_URL with PUSH_SERVICE_ORG_ID and PUSH_SERVICE_ORG_KEY
+(mobile push; unset: off), PUSH_RETRY_BASE_MS, INVITATION_LINK_VALIDITY_MINUTES,
+INVITES_DAILY_MAX, SMTP_URL (invitation emails; unset: written to DATA_DIR/outbox),
+EMAIL_FROM, and for the first \`serve\` ORG_NAME and
+OWNER_EMAIL (see README).`;
 
 class UsageError extends Error {}
 

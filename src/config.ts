@@ -32,6 +32,21 @@ export interface Config {
   eventHeartbeatMs: number;
   /** Lifespan of an event queue nobody polls (Zulip: 10 minutes). */
   eventQueueIdleMs: number;
+  /** Default validity of invitations, in minutes (Zulip's INVITATION_LINK_VALIDITY_DAYS × 1440). */
+  invitationLinkValidityMinutes: number;
+  /** Invitation emails an organization may send per 24 hours (Zulip's INVITES_DEFAULT_REALM_DAILY_MAX). */
+  invitesDailyMax: number;
+  /** smtp:// or smtps:// URL of the mail server; undefined: emails go to <dataDir>/outbox. */
+  smtpUrl: string | undefined;
+  /** From address of the emails the server sends (Zulip's NOREPLY_EMAIL_ADDRESS). */
+  emailFrom: string;
+  /** Base URL of the mobile push service (a Zulip-style push bouncer); undefined: push not configured. */
+  pushServiceUrl: string | undefined;
+  /** HTTP Basic credentials Parley presents to the push service (Zulip's ZULIP_ORG_ID / ZULIP_ORG_KEY). */
+  pushServiceOrgId: string | undefined;
+  pushServiceOrgKey: string | undefined;
+  /** First retry delay for failed push-service requests; it doubles per attempt, capped at a minute. */
+  pushRetryBaseMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -62,6 +77,12 @@ function emailDomainFor(url: URL): string {
   return looksLikeDomain ? host.toLowerCase() : "parley.invalid";
 }
 
+function smtpUrlFrom(env: Env): string | undefined {
+  const raw = env.SMTP_URL || undefined;
+  if (raw !== undefined && !/^smtps?:\/\/[^/]/.test(raw)) throw new ConfigError("SMTP_URL must be an smtp:// or smtps:// URL");
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const host = env.HOST || "127.0.0.1";
   const port = intFrom(env, "PORT", 9991, 0, 65535);
@@ -81,6 +102,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError(`EXTERNAL_URL is not a URL: '${externalUrlRaw}'`);
   }
   const dataDir = path.resolve(env.DATA_DIR || "data");
+  const pushServiceUrl = env.PUSH_SERVICE_URL || undefined;
+  if (pushServiceUrl !== undefined && !/^https?:\/\/[^/]/.test(pushServiceUrl)) throw new ConfigError("PUSH_SERVICE_URL must be an http:// or https:// URL");
+  if (pushServiceUrl !== undefined && (!env.PUSH_SERVICE_ORG_ID || !env.PUSH_SERVICE_ORG_KEY)) {
+    throw new ConfigError("PUSH_SERVICE_URL needs PUSH_SERVICE_ORG_ID and PUSH_SERVICE_ORG_KEY");
+  }
   const config: Config = {
     host,
     port,
@@ -97,6 +123,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     defaultOwnerEmail: env.OWNER_EMAIL || "owner@parley.example",
     eventHeartbeatMs: intFrom(env, "EVENT_HEARTBEAT_SECONDS", 45, 1, 3600) * 1000,
     eventQueueIdleMs: intFrom(env, "EVENT_QUEUE_TIMEOUT_SECONDS", 600, 10, 7 * 24 * 3600) * 1000,
+    invitationLinkValidityMinutes: intFrom(env, "INVITATION_LINK_VALIDITY_MINUTES", 14400, 1, 100 * 365 * 1440),
+    invitesDailyMax: intFrom(env, "INVITES_DAILY_MAX", 100, 0, 1_000_000),
+    smtpUrl: smtpUrlFrom(env),
+    emailFrom: env.EMAIL_FROM || `noreply@${emailDomainFor(externalUrl)}`,
+    pushServiceUrl: pushServiceUrl?.replace(/\/+$/, ""),
+    pushServiceOrgId: env.PUSH_SERVICE_ORG_ID || undefined,
+    pushServiceOrgKey: env.PUSH_SERVICE_ORG_KEY || undefined,
+    pushRetryBaseMs: intFrom(env, "PUSH_RETRY_BASE_MS", 1000, 1, 60_000),
     ...overrides,
     // Follows the data directory, including one given as an override.
     uploadsDir: overrides.uploadsDir ?? path.join(overrides.dataDir ?? dataDir, "uploads"),

@@ -10,6 +10,7 @@ import { openStorage, type Storage } from "./storage/database.ts";
 import { migrateToLatest } from "./storage/migrate.ts";
 import { unixNow, type Services } from "./services.ts";
 import { startScheduledDelivery } from "./workers/scheduled-delivery.ts";
+import { startPushNotifications } from "./workers/push-notifications.ts";
 
 export async function openConfiguredStorage(config: Config): Promise<Storage> {
   return openStorage({
@@ -48,12 +49,15 @@ export async function startServer(services: Services): Promise<RunningServer> {
   // network blip: a deep accept queue (the kernel caps it at somaxconn).
   const address = await app.listen({ host: services.config.host, port: services.config.port, backlog: 4096 });
   const delivery = startScheduledDelivery(services, (error) => app.log.error({ err: error }, "scheduled delivery failed"));
+  if (services.config.pushServiceUrl !== undefined) services.push = startPushNotifications(services, (error, what) => app.log.warn({ err: error }, what));
   return {
     app,
     services,
     url: address,
     close: async () => {
       await delivery.stop();
+      await services.push?.stop();
+      services.push = undefined;
       await app.close();
       await services.storage.close();
     },

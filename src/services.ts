@@ -4,6 +4,7 @@ import type { Notifier } from "./events/notifier.ts";
 import type { EventQueues } from "./events/queues.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import type { Storage } from "./storage/database.ts";
+import type { PushNotifications } from "./workers/push-notifications.ts";
 
 export interface Services {
   config: Config;
@@ -15,6 +16,8 @@ export interface Services {
   loginLimiter: RateLimiter;
   /** Current time in UNIX seconds; tests may replace it. */
   now(): number;
+  /** The mobile push worker, while the server runs with a push service configured. */
+  push?: PushNotifications | undefined;
 }
 
 export function unixNow(): number {

@@ -566,12 +566,22 @@ export async function changeSubscriptionProperties(services: Services, realm: Re
 /** A new account joins the organization's default channels (inside the creating transaction). */
 export async function subscribeToDefaultChannels(trx: Trx, services: Services, realm: Realm, user: User, pending: PendingEvents): Promise<void> {
   const ids = await trx.selectFrom("default_channels").select("channel_id").where("realm_id", "=", realm.id).execute();
-  if (ids.length === 0) return;
+  await subscribeNewUser(trx, services, realm, user, ids.map((r) => r.channel_id), pending);
+}
+
+/**
+ * A new account joins these channels (an invitation's; inside the creating
+ * transaction). Channels archived or gone since are skipped.
+ */
+export async function subscribeNewUser(trx: Trx, services: Services, realm: Realm, user: User, channelIds: readonly number[], pending: PendingEvents): Promise<void> {
+  if (channelIds.length === 0) return;
   const channels = await trx
     .selectFrom("channels")
     .selectAll()
-    .where("id", "in", ids.map((r) => r.channel_id))
+    .where("realm_id", "=", realm.id)
+    .where("id", "in", [...new Set(channelIds)])
     .where("is_archived", "=", false)
+    .orderBy("id")
     .execute();
   if (channels.length === 0) return;
   const actor = { id: user.id, role: user.role, groupIds: await groupIdsOfUser(trx, user.id) };

@@ -167,6 +167,11 @@ async function groupForUpdate(
   return group;
 }
 
+/** Zulip's access_user_group_for_update(permission_setting="can_add_members_group"), for invitations' group_ids. */
+export async function groupForAddingMembers(trx: Trx, realm: Realm, user: User, groupId: number): Promise<UserGroup> {
+  return groupForUpdate(trx, realm, await actorIn(trx, user), groupId, "can_add_members_group", false);
+}
+
 /** Like groupForUpdate through `first`, falling back to `second` when that is refused (joining or leaving). */
 async function groupForUpdateEither(
   trx: Trx,

@@ -34,9 +34,11 @@ import type { Services } from "../services.ts";
 import type { Database, Realm, User, UserUpdate } from "../storage/schema.ts";
 import { generateApiKey, hashPassword, verifyPassword } from "./credentials.ts";
 import { announceAudienceChanges } from "./channels.ts";
-import { subscribeToDefaultChannels } from "./subscriptions.ts";
+import { subscribeNewUser, subscribeToDefaultChannels } from "./subscriptions.ts";
 import { getChannel, metadataAudiences, usersWithMetadataAccess } from "../queries/channels.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
+import { applyAdminProfileData } from "./custom-profile-fields.ts";
+import type { ProfileValue } from "../domain/custom-profile-fields.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -150,6 +152,10 @@ export interface CreateUserInput {
   isBot?: boolean;
   botType?: number;
   botOwnerId?: number | null;
+  /** Channels to join instead of the organization's default channels (an invitation's). */
+  channelIds?: readonly number[];
+  /** More of the sign-up in the creating transaction, once the account exists (an invitation's groups and status). */
+  alsoInTransaction?: (trx: Trx, pending: PendingEvents, user: User) => Promise<void>;
 }
 
 /**
@@ -185,7 +191,9 @@ export async function createUser(services: Services, realm: Realm, actor: User |
       const everyone = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
       const groups = await trx.selectFrom("user_group_members").select("group_id").where("user_id", "=", user.id).orderBy("group_id").execute();
       for (const { group_id } of groups) pending.add(realm.id, { type: "user_group", op: "add_members", group_id, user_ids: [user.id] }, everyone);
-      await subscribeToDefaultChannels(trx, services, realm, user, pending);
+      if (input.channelIds === undefined) await subscribeToDefaultChannels(trx, services, realm, user, pending);
+      else await subscribeNewUser(trx, services, realm, user, input.channelIds, pending);
+      await input.alsoInTransaction?.(trx, pending, user);
       return user;
     });
   } catch (error) {
@@ -244,6 +252,8 @@ async function changeFullName(trx: Trx, pending: PendingEvents, realmId: number,
 export interface UpdateUserInput {
   fullName?: string | undefined;
   role?: number | undefined;
+  /** Custom profile field values to set (null, "" or [] removes one). */
+  profileData?: readonly { id: number; value: ProfileValue | null }[] | undefined;
 }
 
 /** PATCH /users/{user_id}: an administrator (or a bot's owner) changes another account. */
@@ -261,6 +271,7 @@ export async function updateUser(services: Services, realm: Realm, actor: User, 
       await announceAudienceChanges(trx, realm, audiences, services.now(), pending);
     }
     if (fullName !== undefined && fullName !== target.full_name) await changeFullName(trx, pending, realm.id, target, fullName);
+    if (input.profileData !== undefined) await applyAdminProfileData(trx, services, pending, realm, actor, target, input.profileData);
   });
 }
 

@@ -28,12 +28,14 @@ import { listChannelFolders } from "./channel-folders.ts";
 import { realmEmojiDict } from "./realm-emoji.ts";
 import { savedSnippetsOf } from "./saved-snippets.ts";
 import { navigationViewsOf } from "./navigation-views.ts";
+import { pushDevicesState } from "./push-devices.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
 import { realmIconUrl } from "./server-settings.ts";
 import { undeliveredReminders, undeliveredScheduledMessages } from "./scheduled-messages.ts";
 import { activeUserIdsAmong, settingValueForApi, userGroupObjects } from "./user-groups.ts";
 import { avatarUrl, formatUser } from "./users.ts";
+import { listApiFields, profileDataByUser } from "./custom-profile-fields.ts";
 import { compareCodePoints } from "../domain/text.ts";
 
 type Db = Kysely<Database>;
@@ -82,7 +84,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
 
   if (wants("alert_words")) state.alert_words = await alertWordsOf(db, user.id);
   if (wants("custom_profile_fields")) {
-    state.custom_profile_fields = [];
+    state.custom_profile_fields = await listApiFields(db, realm.id);
     state.custom_profile_field_types = CUSTOM_PROFILE_FIELD_TYPES;
   }
   if (wants("onboarding_steps")) state.onboarding_steps = [];
@@ -90,6 +92,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("drafts")) state.drafts = [];
   if (wants("saved_snippets")) state.saved_snippets = await savedSnippetsOf(db, user.id);
   if (wants("navigation_views")) state.navigation_views = await navigationViewsOf(db, user.id);
+  if (wants("push_device")) state.push_devices = await pushDevicesState(db, user.id);
   if (wants("scheduled_messages")) state.scheduled_messages = await undeliveredScheduledMessages(db, user.id);
   if (wants("reminders")) state.reminders = await undeliveredReminders(db, user.id);
   // The legacy form, for clients that do not ask for user_topic (and for those that ask for everything).
@@ -144,7 +147,6 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("user_status")) state.user_status = {};
   if (wants("video_calls")) state.has_zoom_token = false;
   if (wants("giphy")) state.giphy_api_key = "";
-  if (wants("push_device")) state.push_devices = {};
   return state;
 }
 
@@ -179,7 +181,7 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
     realm_password_auth_enabled: settings.authentication_methods.Email === true,
     realm_email_auth_enabled: settings.authentication_methods.Email === true,
     realm_presence_disabled: settings.presence_disabled,
-    realm_push_notifications_enabled: false,
+    realm_push_notifications_enabled: services.config.pushServiceUrl !== undefined,
     realm_push_notifications_enabled_end_timestamp: null,
     realm_require_e2ee_push_notifications: false,
     realm_send_channel_events_messages: false,
@@ -265,8 +267,10 @@ const SERVER_GENERATION = Math.floor(Date.now() / 1000);
 async function usersState(db: Db, services: Services, realm: Realm, user: User, actor: Actor, settings: Readonly<RealmSettings>): Promise<State> {
   const all = await db.selectFrom("users").selectAll().where("realm_id", "=", realm.id).orderBy("id").execute();
   const viewer = { id: user.id, role: user.role };
+  // Zulip's register always includes every user's custom profile field values.
+  const profileData = await profileDataByUser(db, realm.id);
   const entry = (u: User) => {
-    const { is_active: _active, ...person } = formatUser(services.config, u, viewer);
+    const { is_active: _active, ...person } = formatUser(services.config, u, viewer, { profileData: profileData.get(u.id) ?? {} });
     return person;
   };
   const crossRealmBots = all

@@ -37,7 +37,7 @@ export function serverSettings(services: Services, realm: Realm, userAgent: stri
     zulip_feature_level: SERVICE_FEATURE_LEVEL,
     zulip_version: SERVICE_VERSION,
     zulip_merge_base: SERVICE_MERGE_BASE,
-    push_notifications_enabled: false,
+    push_notifications_enabled: services.config.pushServiceUrl !== undefined,
     // Zulip marks only its own test client "ZulipInvalid" as incompatible.
     is_incompatible: /^ZulipInvalid\b/.test(userAgent ?? ""),
     email_auth_enabled: passwordEnabled,

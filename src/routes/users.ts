@@ -5,10 +5,12 @@ import {
   reactivateUser,
   updateUser,
 } from "../actions/users.ts";
+import { checkProfileDataElement } from "../domain/custom-profile-fields.ts";
 import { ALL_ROLES } from "../domain/roles.ts";
 import { noSuchUser } from "../errors.ts";
 import { check, param } from "../http/params.ts";
 import { defineRoute, type ApiRequest } from "../http/route.ts";
+import { profileDataByUser, profileDataOf } from "../queries/custom-profile-fields.ts";
 import { formatUser, getUserById, listRealmUsers, lookUpUserForViewer, type FormatOptions } from "../queries/users.ts";
 import type { User } from "../storage/schema.ts";
 
@@ -19,13 +21,10 @@ const userReadParams = {
   include_custom_profile_fields: param.bool().default(false),
 };
 
-function formatOptions(includeProfileFields: boolean): FormatOptions {
-  // No custom profile fields exist yet, so a user's profile data is empty.
-  return includeProfileFields ? { profileData: {} } : {};
-}
-
-function format(request: ApiRequest, user: User, includeProfileFields: boolean) {
-  return formatUser(request.services.config, user, request.user, formatOptions(includeProfileFields));
+/** The user object, with the user's custom profile field values when asked for (bots never have them). */
+async function format(request: ApiRequest, user: User, includeProfileFields: boolean) {
+  const options: FormatOptions = includeProfileFields ? { profileData: await profileDataOf(request.services.storage.db, request.realm.id, user.id) } : {};
+  return formatUser(request.services.config, user, request.user, options);
 }
 
 /** A path segment naming a user: an integer ID, or an email address. */
@@ -49,8 +48,11 @@ export const userRoutes = [
     auth: "api",
     params: userReadParams,
     handler: async (request, { include_custom_profile_fields }) => {
-      const users = await listRealmUsers(request.services.storage.db, request.realm.id);
-      return { members: users.map((u) => format(request, u, include_custom_profile_fields)) };
+      const db = request.services.storage.db;
+      const users = await listRealmUsers(db, request.realm.id);
+      const profileData = include_custom_profile_fields ? await profileDataByUser(db, request.realm.id) : undefined;
+      const options = (u: User): FormatOptions => (profileData ? { profileData: profileData.get(u.id) ?? {} } : {});
+      return { members: users.map((u) => formatUser(request.services.config, u, request.user, options(u))) };
     },
   }),
   defineRoute({
@@ -58,8 +60,9 @@ export const userRoutes = [
     path: "/users/me",
     auth: "api",
     params: {},
+    // Zulip's get_profile_backend always includes the caller's own profile_data.
     handler: async (request) => ({
-      ...format(request, request.user, false),
+      ...(await format(request, request.user, true)),
       // Deprecated in Zulip: the newest message the user received; -1 until messages exist.
       max_message_id: -1,
     }),
@@ -70,7 +73,7 @@ export const userRoutes = [
     auth: "api",
     params: { user: param.string().required(), ...userReadParams },
     handler: async (request, { user, include_custom_profile_fields }) => ({
-      user: format(request, await userFromPath(request, user), include_custom_profile_fields),
+      user: await format(request, await userFromPath(request, user), include_custom_profile_fields),
     }),
   }),
   defineRoute({
@@ -95,10 +98,12 @@ export const userRoutes = [
       user: param.string().required(),
       full_name: param.string(),
       role: param.json(check.oneOf(ALL_ROLES)),
+      // Values of custom profile fields; null, "" or [] removes one.
+      profile_data: param.json(check.list(checkProfileDataElement(true))),
     },
-    handler: async (request, { user, full_name, role }) => {
+    handler: async (request, { user, full_name, role, profile_data }) => {
       const targetId = await userIdFromPath(request, user);
-      await updateUser(request.services, request.realm, request.user, targetId, { fullName: full_name, role });
+      await updateUser(request.services, request.realm, request.user, targetId, { fullName: full_name, role, profileData: profile_data });
     },
   }),
   defineRoute({

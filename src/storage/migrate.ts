@@ -10,6 +10,9 @@ import * as m0005 from "./migrations/0005_messages.ts";
 import * as m0006 from "./migrations/0006_alert_words.ts";
 import * as m0007 from "./migrations/0007_realm_emoji.ts";
 import * as m0008 from "./migrations/0008_scheduled_snippets_views.ts";
+import * as m0009 from "./migrations/0009_custom_profile_fields.ts";
+import * as m0010 from "./migrations/0010_push_devices.ts";
+import * as m0011 from "./migrations/0011_invitations.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -24,6 +27,9 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0006_alert_words": m0006,
   "0007_realm_emoji": m0007,
   "0008_scheduled_snippets_views": m0008,
+  "0009_custom_profile_fields": m0009,
+  "0010_push_devices": m0010,
+  "0011_invitations": m0011,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {

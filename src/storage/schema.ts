@@ -272,6 +272,98 @@ export interface NavigationViewTable {
   name: string | null;
 }
 
+/** An email invitation or a reusable invitation link (Zulip's PreregistrationUser / MultiuseInvite). */
+export interface InvitationTable {
+  id: Generated<number>;
+  realm_id: number;
+  /** 'email' or 'multiuse'. */
+  kind: string;
+  email: string | null;
+  email_key: string | null;
+  /** The random key in the invitation link. */
+  confirmation_key: string;
+  referrer_id: number;
+  invited_as: number;
+  /** JSON list of channel IDs. */
+  channel_ids: string;
+  /** JSON list of user group IDs. */
+  group_ids: string;
+  include_realm_default_subscriptions: boolean;
+  notify_referrer_on_join: boolean;
+  /** NULL: the organization's default text; '': none. */
+  welcome_message_custom_text: string | null;
+  created_at: number;
+  /** NULL: never expires. */
+  expires_at: number | null;
+  /** 'pending', 'used' or 'revoked'. */
+  status: string;
+  created_user_id: number | null;
+}
+
+/** One invitation email sent, for the daily invitation limit. */
+export interface InvitationSendTable {
+  id: Generated<number>;
+  realm_id: number;
+  invitation_id: number;
+  sent_at: number;
+}
+
+/** A legacy mobile push token (Zulip's PushDeviceToken): kind 1 APNs, 2 FCM. */
+export interface PushDeviceTokenTable {
+  id: Generated<number>;
+  user_id: number;
+  kind: number;
+  token: string;
+  ios_app_id: string | null;
+  last_updated: number;
+}
+
+/** A custom profile field of an organization (Zulip's CustomProfileField). */
+export interface CustomProfileFieldTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  hint: ColumnType<string, string | undefined, string>;
+  /** 1 short text … 8 pronouns (domain/custom-profile-fields.ts). */
+  field_type: number;
+  /** JSON text for list-of-options and external account fields; "" for the others. */
+  field_data: ColumnType<string, string | undefined, string>;
+  /** Zulip's `order`: display position. */
+  sort_order: ColumnType<number, number | undefined, number>;
+  display_in_profile_summary: ColumnType<boolean, boolean | undefined, boolean>;
+  required: ColumnType<boolean, boolean | undefined, boolean>;
+  editable_by_user: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+/** One user's value of one custom profile field (Zulip's CustomProfileFieldValue). */
+export interface CustomProfileFieldValueTable {
+  id: Generated<number>;
+  user_id: number;
+  field_id: number;
+  /** Text as stored by Zulip: a person picker's user IDs as a JSON list. */
+  value: string;
+  /** HTML of the value for Markdown-capable types (short and long text); NULL otherwise. */
+  rendered_value: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** An end-to-end-encrypted push registration (Zulip's PushDevice). */
+export interface PushDeviceTable {
+  id: Generated<number>;
+  realm_id: number;
+  user_id: number;
+  push_account_id: number;
+  /** android_push or ios_push. */
+  token_kind: string;
+  push_public_key: string;
+  bouncer_public_key: string;
+  encrypted_push_registration: string;
+  /** Set once the push service accepted the registration: the device is active. */
+  bouncer_device_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Set when the push service refused it: the device failed. */
+  error_code: ColumnType<string | null, string | null | undefined, string | null>;
+  date_created: number;
+}
+
 export interface Database {
   realms: RealmTable;
   users: UserTable;
@@ -294,6 +386,12 @@ export interface Database {
   scheduled_messages: ScheduledMessageTable;
   saved_snippets: SavedSnippetTable;
   navigation_views: NavigationViewTable;
+  invitations: InvitationTable;
+  invitation_sends: InvitationSendTable;
+  push_device_tokens: PushDeviceTokenTable;
+  push_devices: PushDeviceTable;
+  custom_profile_fields: CustomProfileFieldTable;
+  custom_profile_field_values: CustomProfileFieldValueTable;
 }
 
 /**
@@ -307,12 +405,15 @@ export const BOOLEAN_COLUMNS: ReadonlySet<string> = new Set([
   "deactivated",
   "delivered",
   "desktop_notifications",
+  "display_in_profile_summary",
+  "editable_by_user",
   "email_notifications",
   "failed",
   "has_attachment",
   "has_image",
   "has_link",
   "history_public_to_subscribers",
+  "include_realm_default_subscriptions",
   "invite_only",
   "is_active",
   "is_archived",
@@ -323,9 +424,11 @@ export const BOOLEAN_COLUMNS: ReadonlySet<string> = new Set([
   "is_system_bot",
   "is_system_group",
   "is_web_public",
+  "notify_referrer_on_join",
   "pin_to_top",
   "push_notifications",
   "read_by_sender",
+  "required",
   "wildcard_mentions_notify",
 ]);
 
@@ -345,3 +448,8 @@ export type RealmEmoji = Selectable<RealmEmojiTable>;
 export type ScheduledMessage = Selectable<ScheduledMessageTable>;
 export type SavedSnippet = Selectable<SavedSnippetTable>;
 export type NavigationView = Selectable<NavigationViewTable>;
+export type Invitation = Selectable<InvitationTable>;
+export type PushDeviceToken = Selectable<PushDeviceTokenTable>;
+export type PushDevice = Selectable<PushDeviceTable>;
+export type CustomProfileField = Selectable<CustomProfileFieldTable>;
+export type CustomProfileFieldValue = Selectable<CustomProfileFieldValueTable>;
