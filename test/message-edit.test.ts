@@ -2173,7 +2173,9 @@ describe("concurrent edits of one message", () => {
    * them opens its write transaction: the interleaving two clients get when
    * their requests arrive together. Zulip locks the message row
    * (access_message(lock_message=True)) inside one durable transaction, so the
-   * second request sees the first one's result.
+   * second request sees the first one's result. With group commit the later
+   * requests may instead join a queued batch and open no transaction of their
+   * own, so the gate also opens 100 ms after the first transaction asked.
    */
   async function together(requests: (() => Promise<ApiResponse>)[]): Promise<ApiResponse[]> {
     const database = db() as any;
@@ -2186,6 +2188,7 @@ describe("concurrent edits of one message", () => {
       return {
         execute: async (fn: unknown) => {
           waiting += 1;
+          if (waiting === 1) setTimeout(release, 100);
           if (waiting === requests.length) release();
           await gate;
           return builder.execute(fn);

@@ -75,7 +75,6 @@ interface RecipientUser {
   is_active: boolean;
   is_bot: boolean;
   avatar_version: number;
-  settings: string;
 }
 
 /** Who gets a flags row, and the conversation's recipient row. */
@@ -89,7 +88,8 @@ interface Conversation {
   participants: RecipientUser[];
 }
 
-const RECIPIENT_COLUMNS = ["users.id", "users.email", "users.full_name", "users.is_active", "users.is_bot", "users.avatar_version", "users.settings"] as const;
+// No settings: reading every subscriber's settings JSON was a large part of a send to a big channel.
+const RECIPIENT_COLUMNS = ["users.id", "users.email", "users.full_name", "users.is_active", "users.is_bot", "users.avatar_version"] as const;
 
 /** Channel recipient rows never change, so they are cached for the life of the process. */
 const channelRecipientCaches = new WeakMap<Storage, Map<number, number>>();
@@ -482,8 +482,9 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
   }
   if (channel) {
     // Zulip's automatically_follow_topics_where_mentioned: mentioned people follow the topic.
-    for (const user of recipients) {
-      if (user.id === sender.id || user.is_bot || !(mentioned.has(user.id) || groupMentioned.has(user.id))) continue;
+    const mentionedHumans = recipients.filter((u) => u.id !== sender.id && !u.is_bot && (mentioned.has(u.id) || groupMentioned.has(u.id))).map((u) => u.id);
+    const settingsRows = mentionedHumans.length === 0 ? [] : await trx.selectFrom("users").select(["id", "settings"]).where("id", "in", mentionedHumans).orderBy("id").execute();
+    for (const user of settingsRows) {
       if (!parseUserSettings(user.settings).automatically_follow_topics_where_mentioned) continue;
       await setVisibilityPolicy(trx, pending, realm.id, user.id, channel.id, topic, VisibilityPolicy.FOLLOWED, now, { unlessSet: [VisibilityPolicy.MUTED] });
     }

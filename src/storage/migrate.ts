@@ -13,6 +13,7 @@ import * as m0008 from "./migrations/0008_scheduled_snippets_views.ts";
 import * as m0009 from "./migrations/0009_custom_profile_fields.ts";
 import * as m0010 from "./migrations/0010_push_devices.ts";
 import * as m0011 from "./migrations/0011_invitations.ts";
+import * as m0012 from "./migrations/0012_mention_lookup.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0009_custom_profile_fields": m0009,
   "0010_push_devices": m0010,
   "0011_invitations": m0011,
+  "0012_mention_lookup": m0012,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {

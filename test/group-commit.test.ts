@@ -1,0 +1,128 @@
+// Group commit (src/actions/transaction.ts): writes to one organization that
+// arrive together share a transaction, yet each succeeds or fails on its own,
+// nobody is answered before the commit, and a commit that fails fails them all.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
+import { groupCommitStats, inRealmTransaction } from "../src/actions/transaction.ts";
+import { ApiError } from "../src/errors.ts";
+import { assertError, assertSuccess, PG_URL, startTestApp, uniqueName, type TestApp } from "./helpers.ts";
+
+describe("group commit", () => {
+  let t: TestApp;
+  let channelId: number;
+  before(async () => {
+    t = await startTestApp();
+    const name = uniqueName("group-commit");
+    assertSuccess(await t.api(t.users.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name }], principals: [t.users.owner.id, t.users.member.id, t.users.admin.id] }));
+    channelId = assertSuccess(await t.api(t.users.owner, "GET", "/get_stream_id", { stream: name })).stream_id;
+  });
+  after(() => t.close());
+
+  const snippetTitles = async (userId: number) =>
+    (await t.services.storage.db.selectFrom("saved_snippets").select("title").where("user_id", "=", userId).orderBy("id").execute()).map((r) => r.title);
+
+  /** Inserts a saved snippet for the member and queues an event for them; then fails if asked. */
+  const writeSnippet = (title: string, fail = false) =>
+    inRealmTransaction(t.services, t.realm.id, async (trx, pending) => {
+      await trx.insertInto("saved_snippets").values({ realm_id: t.realm.id, user_id: t.users.member.id, title, content: "x", date_created: 0 }).execute();
+      pending.add(t.realm.id, { type: "test_write", title }, [t.users.member.id]);
+      if (fail) throw new ApiError(400, "BAD_REQUEST", `refused ${title}`);
+      return title;
+    });
+
+  test("writes started together share one transaction; a failing one is undone alone", async () => {
+    t.clearEvents();
+    const before = groupCommitStats(t.services.storage);
+    const results = await Promise.allSettled([writeSnippet("first"), writeSnippet("second", true), writeSnippet("third")]);
+    const after = groupCommitStats(t.services.storage);
+    assert.equal(after.transactions - before.transactions, 1, "one transaction for the three writes");
+    assert.equal(after.writes - before.writes, 3);
+
+    assert.deepEqual(results[0], { status: "fulfilled", value: "first" });
+    assert.equal(results[1]!.status, "rejected");
+    assert.match(((results[1] as PromiseRejectedResult).reason as Error).message, /refused second/);
+    assert.deepEqual(results[2], { status: "fulfilled", value: "third" });
+    // The failed write's row and event are gone; the others' are there.
+    assert.deepEqual(await snippetTitles(t.users.member.id), ["first", "third"]);
+    assert.deepEqual(
+      t.eventsFor(t.users.member.id, "test_write").map((e) => e.title),
+      ["first", "third"],
+    );
+  });
+
+  test("events are sent only after the commit", async () => {
+    t.clearEvents();
+    let seenBeforeCommit = -1;
+    const written = writeSnippet("watched");
+    const observer = inRealmTransaction(t.services, t.realm.id, async () => {
+      // Runs after "watched" in the same transaction: its event must not be out yet.
+      seenBeforeCommit = t.eventsFor(t.users.member.id, "test_write").length;
+    });
+    await Promise.all([written, observer]);
+    assert.equal(seenBeforeCommit, 0);
+    assert.equal(t.eventsFor(t.users.member.id, "test_write").length, 1);
+  });
+
+  test("a commit that fails fails every write of the batch, and nothing is kept", async () => {
+    const db = t.services.storage.db;
+    // A check that only runs at commit time, so every statement succeeds and the COMMIT is refused.
+    if (PG_URL) {
+      await sql`CREATE FUNCTION refuse_commit() RETURNS trigger AS $$ BEGIN IF NEW.title = 'poison' THEN RAISE EXCEPTION 'commit refused'; END IF; RETURN NULL; END $$ LANGUAGE plpgsql`.execute(db);
+      await sql`CREATE CONSTRAINT TRIGGER refuse_commit AFTER INSERT ON saved_snippets DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_commit()`.execute(db);
+    }
+    t.clearEvents();
+    const poison = inRealmTransaction(t.services, t.realm.id, async (trx, pending) => {
+      if (PG_URL) {
+        await trx.insertInto("saved_snippets").values({ realm_id: t.realm.id, user_id: t.users.member.id, title: "poison", content: "x", date_created: 0 }).execute();
+      } else {
+        // A foreign key checked at commit: the row points at no user.
+        await sql`PRAGMA defer_foreign_keys = ON`.execute(trx);
+        await trx.insertInto("saved_snippets").values({ realm_id: t.realm.id, user_id: 999_999, title: "poison", content: "x", date_created: 0 }).execute();
+      }
+      pending.add(t.realm.id, { type: "test_write", title: "poison" }, [t.users.member.id]);
+    });
+    const results = await Promise.allSettled([writeSnippet("innocent"), poison]);
+    if (PG_URL) {
+      await sql`DROP TRIGGER refuse_commit ON saved_snippets`.execute(db);
+      await sql`DROP FUNCTION refuse_commit()`.execute(db);
+    }
+    assert.equal(results[0].status, "rejected", "the other write was not committed, so it must not report success");
+    assert.equal(results[1].status, "rejected");
+    assert.equal((await db.selectFrom("saved_snippets").select("id").where("title", "in", ["innocent", "poison"]).execute()).length, 0);
+    assert.equal(t.eventsFor(t.users.member.id, "test_write").length, 0);
+    // The organization's writes go on.
+    assert.equal(await writeSnippet("afterwards"), "afterwards");
+  });
+
+  test("concurrent sends through HTTP are batched, each gets its own ID, event and reply", async () => {
+    t.clearEvents();
+    const before = groupCommitStats(t.services.storage);
+    const senders = [t.users.owner, t.users.admin, t.users.member];
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => t.api(senders[i % 3]!, "POST", "/messages", { type: "channel", to: channelId, topic: "batched", content: `message ${i}` })),
+    );
+    const after = groupCommitStats(t.services.storage);
+    const ids = replies.map((r) => assertSuccess(r).id as number);
+    assert.equal(new Set(ids).size, 30);
+    assert.ok(after.transactions - before.transactions < 30, `30 sends took ${after.transactions - before.transactions} transactions`);
+    const messageEvents = t.events.filter((n) => n.event.type === "message");
+    assert.deepEqual(messageEvents.map((n) => (n.event.message as { id: number }).id).sort((a, b) => a - b), [...ids].sort((a, b) => a - b));
+    const stored = await t.api(t.users.member, "GET", "/messages", { anchor: "newest", num_before: 30, num_after: 0, narrow: JSON.stringify([{ operator: "channel", operand: channelId }, { operator: "topic", operand: "batched" }]) });
+    assert.deepEqual(
+      assertSuccess(stored).messages.map((m: { content: string }) => m.content).sort(),
+      Array.from({ length: 30 }, (_, i) => `<p>message ${i}</p>`).sort(),
+    );
+  });
+
+  test("a send refused by the rules in a batch does not disturb the others", async () => {
+    const replies = await Promise.all([
+      t.api(t.users.owner, "POST", "/messages", { type: "channel", to: channelId, topic: "mixed", content: "ok 1" }),
+      t.api(t.users.owner, "POST", "/messages", { type: "channel", to: 999_999, topic: "mixed", content: "no such channel" }),
+      t.api(t.users.member, "POST", "/messages", { type: "channel", to: channelId, topic: "mixed", content: "ok 2" }),
+    ]);
+    assertSuccess(replies[0]!);
+    assertError(replies[1]!, 400, "STREAM_DOES_NOT_EXIST", undefined, { stream_id: 999_999 });
+    assertSuccess(replies[2]!);
+  });
+});
