@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Role } from "../src/domain/roles.ts";
-import { assertError, assertSuccess, startTestApp, type ApiResponse, type Params, type TestApp, type TestUser } from "./helpers.ts";
+import { assertError, assertSuccess, DIALECT, startTestApp, type ApiResponse, type Params, type TestApp, type TestUser } from "./helpers.ts";
 
 let t: TestApp;
 /** Notification Bot and the other system bots: their messages (e.g. "X subscribed you") are left out of comparisons. */
@@ -1302,4 +1302,106 @@ describe("GET /messages: every role", () => {
       if (role !== "member") assertError(await t.api(user, "GET", `/messages/${role === "moderator" ? toBot : memberDm}`), 400, "BAD_REQUEST", "Invalid message(s)");
     });
   }
+});
+
+describe("GET /messages: windows over a long history", () => {
+  // IDs far apart, as in a large organization: the search and flag queries read the history in
+  // slices and from their own indexes (queries/messages.ts readSide), and must still give exactly
+  // the window a plain scan gives.
+  let reader: TestUser;
+  let late: TestUser;
+  let channel: Channel;
+  let other: Channel;
+  /** n[0..5]: "needle" messages in `channel`, oldest first, with wide gaps in the IDs between n[1]/n[2] and n[3]/n[4]. */
+  const n: number[] = [];
+  let otherNeedle: number;
+  let hay: number[];
+
+  /** Moves the next message ID `by` past the last one, as other organizations' messages would. */
+  async function skipIds(by: number): Promise<void> {
+    const { sql } = await import("kysely");
+    if (DIALECT === "postgres") await sql`SELECT setval(pg_get_serial_sequence('messages', 'id'), (SELECT max(id) FROM messages) + ${by})`.execute(db());
+    else await sql`UPDATE sqlite_sequence SET seq = seq + ${by} WHERE name = 'messages'`.execute(db());
+  }
+
+  before(async () => {
+    const sender = await newUser("Long Sender");
+    reader = await newUser("Long Reader");
+    late = await newUser("Long Late");
+    channel = await newChannel(sender, [reader]);
+    other = await newChannel(sender, [reader]);
+    hay = [];
+    n.push(await send(sender, channel, "a", "needle zero"));
+    hay.push(await send(sender, channel, "a", "hay"));
+    n.push(await send(sender, channel, "b", "needle one https://example.com"));
+    await skipIds(60_000);
+    n.push(await send(sender, channel, "a", "needle two"));
+    otherNeedle = await send(sender, other, "a", "needle elsewhere");
+    n.push(await send(sender, channel, "b", "needle three https://example.com"));
+    await skipIds(70_000);
+    hay.push(await send(sender, channel, "a", "hay"));
+    n.push(await send(sender, channel, "a", "needle four"));
+    n.push(await send(sender, channel, "b", "needle five"));
+    hay.push(await send(sender, channel, "a", "hay"));
+    assert.ok(n[2]! - n[1]! > 60_000 && n[4]! - n[3]! > 70_000, "the IDs are far apart");
+    for (const id of [n[0]!, n[3]!, n[4]!]) await addFlags(reader, id, FLAG.starred);
+  });
+
+  const windowIds = async (user: TestUser, params: Params) => {
+    const body = await fetchBody(user, params);
+    return { ...body, ids: (body.messages as Json[]).map((x) => x.id as number) };
+  };
+
+  test("search: newest first across the gaps, then paging back and forth from anchors", async () => {
+    let r = await windowIds(reader, { anchor: "newest", num_before: 4, num_after: 0, narrow: [["search", "needle"]] });
+    assert.deepEqual(r.ids, [otherNeedle, n[3], n[4], n[5]], "the four newest matches");
+    assert.equal(r.found_oldest, false);
+    assert.equal(r.found_newest, true);
+    r = await windowIds(reader, { anchor: n[3], include_anchor: false, num_before: 10, num_after: 0, narrow: [["search", "needle"]] });
+    assert.deepEqual(r.ids, [n[0], n[1], n[2], otherNeedle]);
+    assert.equal(r.found_oldest, true);
+    r = await windowIds(reader, { anchor: "oldest", num_before: 0, num_after: 3, narrow: [["search", "needle"]] });
+    assert.deepEqual(r.ids, [n[0], n[1], n[2]]);
+    assert.equal(r.found_newest, false);
+    r = await windowIds(reader, { anchor: n[2], num_before: 1, num_after: 2, narrow: [["search", "needle"]] });
+    assert.deepEqual(r.ids, [n[1], n[2], otherNeedle, n[3]]);
+    assert.equal(r.found_anchor, true);
+    r = await windowIds(reader, { anchor: hay[1], num_before: 1, num_after: 1, narrow: [["search", "needle"]] });
+    assert.deepEqual(r.ids, [n[3], n[4]], "an anchor that does not match: its neighbours");
+    assert.equal(r.found_anchor, false);
+  });
+
+  test("search with other terms: channel, negated channel, topic, has:link, is:starred, negated search", async () => {
+    const page = async (narrow: unknown[], params: Params = { anchor: "newest", num_before: 100, num_after: 0 }) => (await windowIds(reader, { narrow, ...params })).ids;
+    assert.deepEqual(await page([["channel", channel.name], ["search", "needle"]]), n);
+    assert.deepEqual(await page([["channel", channel.name], ["search", "needle"]], { anchor: n[4], num_before: 2, num_after: 0, include_anchor: false }), [n[2], n[3]]);
+    assert.deepEqual(only(await page([{ operator: "channel", operand: channel.name, negated: true }, ["search", "needle"]]), [...n, otherNeedle]), [otherNeedle]);
+    assert.deepEqual(await page([["channel", channel.name], ["topic", "b"], ["search", "needle"]]), [n[1], n[3], n[5]]);
+    assert.deepEqual(await page([["channel", channel.name], ["has", "link"], ["search", "needle"]]), [n[1], n[3]]);
+    assert.deepEqual(await page([["is", "starred"], ["search", "needle"]]), [n[0], n[3], n[4]]);
+    assert.deepEqual(await page([["channel", channel.name], { operator: "search", operand: "needle", negated: true }]), hay);
+    assert.deepEqual(await page([["search", "needle four"]]), [n[4]]);
+  });
+
+  test("is:starred and is:unread from anchors inside the history", async () => {
+    let r = await windowIds(reader, { anchor: n[3], num_before: 5, num_after: 5, narrow: [["is", "starred"]] });
+    assert.deepEqual(only(r.ids, [...n, ...hay, otherNeedle]), [n[0], n[3], n[4]]);
+    assert.equal(r.found_anchor, true);
+    r = await windowIds(reader, { anchor: n[2], num_before: 0, num_after: 1, narrow: [["is", "starred"]] });
+    assert.deepEqual(r.ids, [n[3]], "the first starred message after a non-starred anchor");
+    await markRead(reader, [n[2]!, n[4]!]);
+    r = await windowIds(reader, { anchor: n[2], num_before: 1, num_after: 2, narrow: [["channel", channel.name], ["is", "unread"]] });
+    assert.deepEqual(r.ids, [n[1], n[3], hay[1]]);
+    r = await windowIds(reader, { anchor: n[4], num_before: 2, num_after: 0, narrow: [["is", "unread"]] });
+    assert.deepEqual(only(r.ids, [...n, ...hay, otherNeedle]), [n[3], hay[1]]);
+  });
+
+  test("a channel's history for someone not subscribed: search and paging still find every match", async () => {
+    const page = async (params: Params) => (await windowIds(late, { narrow: [["channel", channel.name], ["search", "needle"]], ...params })).ids;
+    assert.deepEqual(await page({ anchor: "newest", num_before: 100, num_after: 0 }), n);
+    assert.deepEqual(await page({ anchor: n[3], num_before: 1, num_after: 1 }), [n[2], n[3], n[4]]);
+    const body = await fetchBody(late, { anchor: "newest", num_before: 1, num_after: 0, narrow: [["channel", channel.name], ["search", "needle"]] });
+    assert.deepEqual(body.messages[0].flags, ["read", "historical"]);
+    assert.deepEqual(await windowIds(late, { anchor: "newest", num_before: 10, num_after: 0, narrow: [["search", "needle"]] }).then((x) => x.ids), [], "no personal feed to search");
+  });
 });

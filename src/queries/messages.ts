@@ -1,7 +1,7 @@
 // Reading messages: the message object serializer (REST replies, `message`
 // events and register all use it), access checks, and GET /messages with
 // narrows and anchors.
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool, type Transaction } from "kysely";
+import { sql, type AliasedSelectQueryBuilder, type Expression, type ExpressionBuilder, type Kysely, type SqlBool, type Transaction } from "kysely";
 import type { Config } from "../config.ts";
 import { canReadChannelHistory, hasContentAccess } from "../domain/channels.ts";
 import type { Actor } from "../domain/group-settings.ts";
@@ -145,7 +145,9 @@ export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly Me
     else dmRecipientIds.add(row.recipient_id);
   }
   const ids = rows.map((r) => r.id);
-  const [dmRows, channelRows, reactionRows] = await Promise.all([
+  const usersByIds = (userIds: Iterable<number>) => db.selectFrom("users").select(["id", "email", "full_name", "avatar_version"]).where("id", "in", [...userIds]).execute();
+  // The senders are read with the rest; other direct-message participants need a second round trip.
+  const [dmRows, channelRows, reactionRows, senders] = await Promise.all([
     dmRecipientIds.size === 0 ? [] : db.selectFrom("recipients").select(["id", "dm_key"]).where("id", "in", [...dmRecipientIds]).execute(),
     channelIds.size === 0 ? [] : db.selectFrom("channels").select(["id", "name"]).where("id", "in", [...channelIds]).execute(),
     ids.length === 0
@@ -156,11 +158,11 @@ export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly Me
           .where("reactions.message_id", "in", ids)
           .orderBy("reactions.id")
           .execute(),
+    senderIds.size === 0 ? [] : usersByIds(senderIds),
   ]);
-  const participantIds = new Set<number>(senderIds);
-  for (const r of dmRows) for (const id of dmKeyUserIds(r.dm_key!)) participantIds.add(id);
-  const users =
-    participantIds.size === 0 ? [] : await db.selectFrom("users").select(["id", "email", "full_name", "avatar_version"]).where("id", "in", [...participantIds]).execute();
+  const otherParticipants = new Set<number>();
+  for (const r of dmRows) for (const id of dmKeyUserIds(r.dm_key!)) if (!senderIds.has(id)) otherParticipants.add(id);
+  const users = otherParticipants.size === 0 ? senders : [...senders, ...(await usersByIds(otherParticipants))];
   const byId = new Map(users.map((u) => [u.id, u]));
   const dmRecipients = new Map<number, DisplayRecipientUser[]>();
   for (const r of dmRows) {
@@ -274,6 +276,17 @@ export interface ResolvedNarrow {
   needsFlags: boolean;
   /** It names a channel the user cannot read: Zulip answers with no messages rather than an error. */
   inaccessible: boolean;
+  /** Every condition reads only the user's flags row (or there is none): flag rows can be read before messages. */
+  flagsOnly: boolean;
+  /** The conditions of every term but the searches for words (not negated): for queries led by the full-text index. */
+  nonSearchConditions: Condition[];
+  /**
+   * A term picks out few messages (a topic, a conversation, a sender, an ID, a flag): its own index
+   * should lead a search, not the full-text index, which would read matches until enough of them are in it.
+   */
+  selective: boolean;
+  /** The recipient of the channel a (non-negated) channel term names: one index probe tells whether a message is in it. */
+  channelRecipientId: number | undefined;
 }
 
 interface NarrowContext {
@@ -325,8 +338,12 @@ function searchCondition(dialect: Dialect, words: string[]): Condition {
     const query = words.join(" ");
     return () => sql<SqlBool>`m.search_tsv @@ plainto_tsquery('simple', ${query})`;
   }
-  const match = words.map((w) => `"${w.replace(/"/g, '""')}"`).join(" ");
-  return (eb) => eb("m.id", "in", sql<number>`(SELECT rowid FROM messages_fts WHERE messages_fts MATCH ${match})`);
+  return (eb) => eb("m.id", "in", sql<number>`(SELECT rowid FROM messages_fts WHERE messages_fts MATCH ${ftsMatch(words)})`);
+}
+
+/** An FTS5 query for messages holding every word (each quoted, so none is read as an operator). */
+function ftsMatch(words: readonly string[]): string {
+  return words.map((w) => `"${w.replace(/"/g, '""')}"`).join(" ");
 }
 
 /** Resolves each term; unknown operators, channels and users are Zulip's BAD_NARROW errors. */
@@ -334,9 +351,13 @@ export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly 
   const narrow = await replaceWithOperator(ctx, narrowAsGiven);
   checkChannelAndDirect(narrow);
   const conditions: Condition[] = [];
+  const nonSearchConditions: Condition[] = [];
   let includeHistory = false;
   let needsFlags = false;
   let inaccessible = false;
+  let flagsOnly = true;
+  let selective = false;
+  let channelRecipientId: number | undefined;
   const words: string[] = [];
   for (const term of narrow) {
     if (!MESSAGE_NARROW_OPERATORS.has(term.operator)) throw badNarrow(`unknown operator ${term.operator}`);
@@ -349,10 +370,13 @@ export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly 
         if (!channel) throw badNarrow(`unknown channel ${String(operand)}`);
         // By recipient: never NULL (so NOT keeps direct messages), and the key of the
         // (recipient_id, id) and (recipient_id, topic_key, id) indexes that narrows walk.
-        const recipient = await ctx.db.selectFrom("recipients").select("id").where("channel_id", "=", channel.id).executeTakeFirst();
+        const [recipient, subscribed] = await Promise.all([
+          ctx.db.selectFrom("recipients").select("id").where("channel_id", "=", channel.id).executeTakeFirst(),
+          term.negated ? false : isSubscribed(ctx.db, ctx.actor.id, channel.id),
+        ]);
         condition = recipient ? (eb) => eb("m.recipient_id", "=", recipient.id) : never;
         if (!term.negated) {
-          const subscribed = await isSubscribed(ctx.db, ctx.actor.id, channel.id);
+          channelRecipientId = recipient?.id;
           const facts = channelFacts(channel);
           if (!hasContentAccess(ctx.actor, facts, subscribed)) inaccessible = true;
           includeHistory = canReadChannelHistory(ctx.actor, { ...facts, history_public_to_subscribers: channel.history_public_to_subscribers }, subscribed);
@@ -467,11 +491,21 @@ export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly 
         // "near" and "with" only steer the anchor and the conversation (routes/messages resolves "with").
         continue;
     }
-    conditions.push(term.negated ? (eb) => eb.not(condition(eb)) : condition);
+    const final: Condition = term.negated ? (eb) => eb.not(condition(eb)) : condition;
+    conditions.push(final);
+    if (term.operator !== "search" || term.negated) nonSearchConditions.push(final);
+    const flagTerm = term.operator === "is" && FLAG_IS_OPERANDS.has(String(operand));
+    if (!flagTerm) flagsOnly = false;
+    if (!term.negated && (flagTerm || SELECTIVE_OPERATORS.has(term.operator))) selective = true;
   }
   if (needsFlags) includeHistory = false;
-  return { conditions, includeHistory, searchWords: words, needsFlags, inaccessible };
+  return { conditions, includeHistory, searchWords: words, needsFlags, inaccessible, flagsOnly, nonSearchConditions, selective, channelRecipientId };
 }
+
+/** `is:` operands whose condition reads only the user's flags row (isCondition). */
+const FLAG_IS_OPERANDS = new Set(["dm", "starred", "mentioned", "alerted", "unread"]);
+/** Operators that pick out few messages, each through an index of its own. */
+const SELECTIVE_OPERATORS = new Set(["topic", "dm", "dm-including", "group-pm-with", "sender", "id"]);
 
 const CONVERSATION_OPERATORS = new Set(["channel", "topic", "dm"]);
 
@@ -626,7 +660,163 @@ function narrowedQuery(db: Db, userId: number, resolved: ResolvedNarrow) {
         // a realm condition would tempt the planner to walk (realm_id, id) past a quiet channel.
     : db.selectFrom("user_messages as um").innerJoin("messages as m", "m.id", "um.message_id").where("um.user_id", "=", userId);
   const query = base.selectAll("m").select("um.flags");
-  return resolved.conditions.length === 0 ? query : query.where((eb) => eb.and(resolved.conditions.map((c) => c(eb as unknown as Eb))));
+  return resolved.conditions.length === 0 ? query : query.where((eb) => allOf(resolved.conditions, eb));
+}
+
+/** The conditions joined with AND, in a query that has `m` and `um` (or at least the columns they use). */
+function allOf(conditions: readonly Condition[], eb: unknown): Expression<SqlBool> {
+  return (eb as Eb).and(conditions.map((c) => c(eb as Eb)));
+}
+
+/** Flag rows are ordered by their own key, so per-user fetches walk the (user_id, message_id) index. */
+function idColumnOf(resolved: ResolvedNarrow) {
+  return resolved.includeHistory ? ("m.id" as const) : ("um.message_id" as const);
+}
+
+function withColumns<Q extends ReturnType<typeof narrowedQuery>>(query: Q, columns: Columns): Q {
+  return columns === "ids" ? (query.clearSelect().select(["m.id", "um.flags"]) as unknown as Q) : query;
+}
+
+type IdAndFlags = { id: number; flags: number | null };
+type Columns = "ids" | "messages";
+
+/** One side of an anchored window: up to `limit` messages beyond the bound, nearest first. */
+interface Side {
+  op: "<" | "<=" | ">" | ">=";
+  id: number;
+  order: "asc" | "desc";
+  limit: number;
+}
+
+/**
+ * One side of a narrow's window. Most narrows are one query walking an index in ID order
+ * (narrowSide); three kinds need another shape to stay fast over a large history (each measured
+ * over 1M messages with bench/messages.ts).
+ */
+async function readSide(db: Db, dialect: Dialect, userId: number, resolved: ResolvedNarrow, columns: Columns, side: Side): Promise<(SelectedRow | IdAndFlags)[]> {
+  const search = resolved.searchWords.length > 0 && !resolved.selective;
+  if (dialect === "sqlite" && search) return fullTextFirst(db, userId, resolved, columns, side);
+  if (resolved.flagsOnly && !resolved.includeHistory) return withMessages(db, flagsFirst(db, userId, resolved, side), side.order, columns, userId);
+  if (dialect === "postgres" && search && !resolved.includeHistory) return searchInSlices(db, userId, resolved, columns, side);
+  return narrowSide(db, userId, resolved, columns, side);
+}
+
+function narrowSide(db: Db, userId: number, resolved: ResolvedNarrow, columns: Columns, side: Side, extra?: Condition): Promise<(SelectedRow | IdAndFlags)[]> {
+  const idColumn = idColumnOf(resolved);
+  const query = withColumns(narrowedQuery(db, userId, resolved), columns)
+    .where(idColumn, side.op, side.id)
+    // The bound on m.id as well: PostgreSQL does not carry a range across um.message_id = m.id, and
+    // otherwise walked messages_pkey from the newest message to reach an anchor deep in the history.
+    .$if(!resolved.includeHistory, (q) => q.where("m.id", side.op, side.id));
+  return (extra ? query.where((eb) => allOf([extra], eb)) : query).orderBy(idColumn, side.order).limit(side.limit).execute();
+}
+
+/**
+ * The IDs of flag rows first, then their messages: for narrows that ask only about flags (none,
+ * is:starred, is:unread, is:mentioned, is:dm …). PostgreSQL takes `(flags & 2) <> 0` to hold for
+ * nearly every row, so it merged the ~100 rows of the user_messages_starred index with a backward
+ * walk of every message (61 ms p99 over 1M), and from an anchor inside the history walked the
+ * (message_id) index testing every user's rows (120–900 ms). Ordered and limited in a subquery that
+ * reads only message_id, the rows come from an index-only scan of the flag's partial index (or the
+ * primary key) whatever the estimate, and only the 100 chosen rows are looked up.
+ */
+function flagsFirst(db: Db, userId: number, resolved: ResolvedNarrow, side: Side) {
+  const query = db
+    .selectFrom("user_messages as um")
+    .select("um.message_id as id")
+    .where("um.user_id", "=", userId)
+    .where("um.message_id", side.op, side.id);
+  return (resolved.conditions.length === 0 ? query : query.where((eb) => allOf(resolved.conditions, eb))).orderBy("um.message_id", side.order).limit(side.limit);
+}
+
+/**
+ * SQLite search, led by the full-text index read in rowid order from the bound: `m.id IN (SELECT
+ * rowid … MATCH …)` collected every match first (~90k rowids, 30 ms p99 for a word in 9% of
+ * messages). The narrow's other terms are an EXISTS on the matching message, which SQLite answers
+ * from an index where it can rather than reading each match's row; a channel is checked first on
+ * messages_recipient (recipient_id, id) on its own, so that other terms (has:link) read only the
+ * rows of matches in the channel. Message rows (and in channel history, the flags) are read for the
+ * chosen IDs only.
+ */
+async function fullTextFirst(db: Db, userId: number, resolved: ResolvedNarrow, columns: Columns, side: Side): Promise<(SelectedRow | IdAndFlags)[]> {
+  const conditions = resolved.nonSearchConditions;
+  const matches = db
+    .selectFrom(sql<{ rowid: number }>`messages_fts`.as("f"))
+    .where(sql<SqlBool>`messages_fts MATCH ${ftsMatch(resolved.searchWords)}`)
+    .where(sql<number>`f.rowid`, side.op, side.id)
+    .$if(resolved.channelRecipientId !== undefined, (q) =>
+      q.where((eb) => eb.exists(eb.selectFrom("messages as c").select(sql`1`.as("one")).where(sql<SqlBool>`c.id = f.rowid`).where("c.recipient_id", "=", resolved.channelRecipientId!))),
+    )
+    .$if(conditions.length > 0, (q) =>
+      q.where((eb) => eb.exists(eb.selectFrom("messages as m").select(sql`1`.as("one")).where(sql<SqlBool>`m.id = f.rowid`).where((inner) => allOf(conditions, inner)))),
+    )
+    // By the rowid, not m.id: ordered by m.id, SQLite walks the other tables first and sorts (seconds).
+    .orderBy(sql`f.rowid`, side.order)
+    .limit(side.limit);
+  if (resolved.includeHistory) {
+    // Channel history: the user's flags (if any) are joined to the chosen IDs.
+    return withMessages(db, matches.select(sql<number>`f.rowid`.as("id")), side.order, columns, userId);
+  }
+  const received = matches.innerJoin("user_messages as um", (j) => j.on(sql<SqlBool>`um.message_id = f.rowid`).on("um.user_id", "=", userId));
+  return withMessages(db, received.select([sql<number>`f.rowid`.as("id"), "um.flags"]), side.order, columns);
+}
+
+/**
+ * The messages of IDs chosen by a subquery, in its order, with the user's flags: from the subquery,
+ * or for `flagsOf` (a user ID) from their flags rows, when it chose messages rather than flags rows.
+ */
+async function withMessages<Row extends { id: number; flags?: number | null }>(
+  db: Db,
+  ids: { as(alias: "hit"): AliasedSelectQueryBuilder<Row, "hit">; execute(): Promise<Row[]> },
+  order: "asc" | "desc",
+  columns: Columns,
+  flagsOf?: number,
+): Promise<(SelectedRow | IdAndFlags)[]> {
+  if (flagsOf === undefined) {
+    if (columns === "ids") return ids.execute() as Promise<IdAndFlags[]>;
+    return db.selectFrom(ids.as("hit")).innerJoin("messages as m", "m.id", "hit.id").selectAll("m").select("hit.flags").orderBy("hit.id", order).execute() as Promise<SelectedRow[]>;
+  }
+  const flagged = db.selectFrom(ids.as("hit")).leftJoin("user_messages as um", (j) => j.onRef("um.message_id", "=", "hit.id").on("um.user_id", "=", flagsOf));
+  if (columns === "ids") return flagged.select(["hit.id", "um.flags"]).orderBy("hit.id", order).execute();
+  return flagged.innerJoin("messages as m", "m.id", "hit.id").selectAll("m").select("um.flags").orderBy("hit.id", order).execute();
+}
+
+/** IDs in each slice of history that PostgreSQL searches on its own (searchInSlices). */
+const SEARCH_SLICE = 25_000;
+
+/**
+ * PostgreSQL search over the user's messages. With ORDER BY id LIMIT the planner either walks the
+ * primary key testing search_tsv on every message (fast for a common word) or reads every match
+ * through the GIN index and sorts (fast for a rare one); a word in ~1% of messages is slow both ways
+ * (~30k messages walked over 1M, 36 ms p99). Asked for a slice of SEARCH_SLICE IDs, it ANDs the GIN
+ * bitmap with that ID range and reads only the slice's matches (or walks the slice, for a common
+ * word). The two slices nearest the bound are asked for at once (on two connections); the rest of
+ * the history only if they hold too few.
+ */
+async function searchInSlices(db: Db, userId: number, resolved: ResolvedNarrow, columns: Columns, side: Side): Promise<(SelectedRow | IdAndFlags)[]> {
+  const desc = side.order === "desc";
+  // The user's message nearest the bound: the slices start there.
+  const edge = (
+    await db
+      .selectFrom("user_messages")
+      .select((eb) => (desc ? eb.fn.max("message_id") : eb.fn.min("message_id")).as("id"))
+      .where("user_id", "=", userId)
+      .where("message_id", side.op, side.id)
+      .executeTakeFirst()
+  )?.id;
+  if (edge === undefined || edge === null) return [];
+  // On m.id, which the planner can AND with the GIN bitmap (um.message_id is the same value).
+  const from = (near: number): Condition => (eb) => eb("m.id", desc ? "<=" : ">=", near);
+  const before = (far: number): Condition => (eb) => eb("m.id", desc ? ">" : "<", far);
+  const slice = (near: number, far: number) => narrowSide(db, userId, resolved, columns, side, (eb) => eb.and([from(near)(eb), before(far)(eb)]));
+  const pastAllIds = (id: number) => (desc ? id < 1 : id > MAX_STORABLE_ID);
+  const step = desc ? -SEARCH_SLICE : SEARCH_SLICE;
+  const [first, second] = await Promise.all([slice(edge, edge + step), pastAllIds(edge + step) ? [] : slice(edge + step, edge + 2 * step)]);
+  const rows = [...first, ...second].slice(0, side.limit);
+  const far = edge + 2 * step;
+  if (rows.length >= side.limit || pastAllIds(far)) return rows;
+  const rest = await narrowSide(db, userId, resolved, columns, { ...side, op: desc ? "<=" : ">=", id: far, limit: side.limit - rows.length }, from(far));
+  return [...rows, ...rest];
 }
 
 /** An anchored window of a narrow, as GET /messages and POST /messages/flags/narrow take it. */
@@ -671,9 +861,6 @@ export async function messageRange(
   if (resolved.inaccessible) {
     return { rows: [], anchor: LARGER_THAN_MAX_MESSAGE_ID, found_anchor: false, found_oldest: true, found_newest: true, searchWords: [] };
   }
-  // Flag rows are ordered by their own key, so per-user fetches walk the (user_id, message_id) index.
-  const idColumn = resolved.includeHistory ? ("m.id" as const) : ("um.message_id" as const);
-
   let anchor: number;
   if (request.anchor === "newest") anchor = LARGER_THAN_MAX_MESSAGE_ID;
   else if (request.anchor === "oldest") anchor = 0;
@@ -685,18 +872,14 @@ export async function messageRange(
   // IDs are 32-bit columns and PostgreSQL refuses larger literals: past the largest ID, nothing is at or after the anchor.
   const beyondIds = anchor > MAX_STORABLE_ID;
 
-  const query = () => {
-    const full = narrowedQuery(db, actor.id, resolved);
-    return columns === "ids" ? (full.clearSelect().select(["m.id", "um.flags"]) as unknown as typeof full) : full;
-  };
   const numBefore = anchoredToLeft ? 0 : request.numBefore;
   const numAfter = anchoredToRight ? 0 : request.numAfter;
   const [before, atAnchor, after] = await Promise.all([
     numBefore > 0
-      ? (beyondIds ? query().where(idColumn, "<=", MAX_STORABLE_ID) : query().where(idColumn, "<", anchor)).orderBy(idColumn, "desc").limit(numBefore).execute()
+      ? readSide(db, dialect, actor.id, resolved, columns, beyondIds ? { op: "<=", id: MAX_STORABLE_ID, order: "desc", limit: numBefore } : { op: "<", id: anchor, order: "desc", limit: numBefore })
       : [],
-    request.includeAnchor && !anchoredToLeft && !beyondIds ? query().where(idColumn, "=", anchor).execute() : [],
-    numAfter > 0 && !beyondIds ? query().where(idColumn, anchoredToLeft ? ">=" : ">", anchor).orderBy(idColumn, "asc").limit(numAfter).execute() : [],
+    request.includeAnchor && !anchoredToLeft && !beyondIds ? withColumns(narrowedQuery(db, actor.id, resolved), columns).where(idColumnOf(resolved), "=", anchor).execute() : [],
+    numAfter > 0 && !beyondIds ? readSide(db, dialect, actor.id, resolved, columns, { op: anchoredToLeft ? ">=" : ">", id: anchor, order: "asc", limit: numAfter }) : [],
   ]);
   return {
     rows: [...(before as SelectedRow[]).reverse(), ...(atAnchor as SelectedRow[]), ...(after as SelectedRow[])],
