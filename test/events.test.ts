@@ -1071,6 +1071,9 @@ describe("timing", { concurrency: true }, () => {
         assertSuccess(reply);
         assert.deepEqual(reply.body.events, []);
         assert.ok(reply.ms < 5000, `answered after ${reply.ms} ms`);
+        // The connection is not kept alive past shutdown.
+        assert.equal(reply.headers.get("connection"), "close");
+        assert.match(reply.headers.get("content-type") ?? "", /^application\/json/);
         const started = Date.now();
         await closing;
         assert.ok(Date.now() - started < 5000);

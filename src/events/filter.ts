@@ -21,31 +21,37 @@ export const QUEUE_NARROW_OPERATORS = ["channel", "topic", "sender", "is", "dm"]
 export const QUEUE_NARROW_IS_OPERANDS = ["dm", "private", "starred", "mentioned", "alerted", "unread", "resolved"] as const;
 
 export function acceptsEvent(filter: QueueFilter, event: ClientEvent, userId: number): boolean {
+  if (event.type === "message") return acceptsMessage(filter, event.message as MessageFields, (event.flags as string[] | undefined) ?? [], userId);
   if (filter.eventTypes !== null && !filter.eventTypes.has(event.type)) return false;
   // Clients that know user_topic get no legacy muted_topics events (Zulip's accepts_event).
   if (event.type === "muted_topics" && filter.eventTypes?.has("user_topic")) return false;
   // Channel typing events go only to clients that said they can show them.
   if (event.type === "typing" && event.message_type === "stream" && !filter.capabilities.stream_typing_notifications) return false;
-  if (event.type === "message" && filter.narrow.length > 0) return filter.narrow.every((term) => termMatches(term, event, userId) !== term.negated);
   return true;
 }
 
-interface MessageEventFields {
-  message: {
-    type: "stream" | "private";
-    stream_id?: number;
-    display_recipient: string | { id: number; email: string }[];
-    subject: string;
-    sender_id: number;
-    sender_email: string;
-  };
-  flags?: string[];
+/** The fields of a message (as a queue's client gets it) that a narrow looks at. */
+export interface MessageFields {
+  type: "stream" | "private";
+  stream_id?: number;
+  display_recipient: string | { id: number; email: string }[];
+  subject: string;
+  sender_id: number;
+  sender_email: string;
+}
+
+/**
+ * acceptsEvent for a `message` event, given its parts: the fan-out asks this
+ * for every queue without building each queue's event object.
+ */
+export function acceptsMessage(filter: QueueFilter, message: MessageFields, flags: readonly string[], userId: number): boolean {
+  if (filter.eventTypes !== null && !filter.eventTypes.has("message")) return false;
+  return filter.narrow.length === 0 || filter.narrow.every((term) => termMatches(term, message, flags, userId) !== term.negated);
 }
 
 const RESOLVED_PREFIX = "✔ ";
 
-function termMatches(term: NarrowTerm, event: ClientEvent, userId: number): boolean {
-  const { message, flags = [] } = event as unknown as MessageEventFields;
+function termMatches(term: NarrowTerm, message: MessageFields, flags: readonly string[], userId: number): boolean {
   const operand = typeof term.operand === "string" ? term.operand.toLowerCase() : term.operand;
   switch (term.operator) {
     case "channel":

@@ -5,10 +5,13 @@
 // with a heartbeat, and queues nobody polls expire.
 import crypto from "node:crypto";
 import { meetsCapabilities, type ClientEvent, type MessageDelivery, type Notification, type Notifier } from "./notifier.ts";
-import { acceptsEvent, type QueueFilter } from "./filter.ts";
+import { acceptsEvent, acceptsMessage, type MessageFields, type QueueFilter } from "./filter.ts";
+import { HEARTBEAT_EVENT, messageEvent, SerializedEvent } from "./serialized.ts";
 
-export interface QueuedEvent extends ClientEvent {
+/** An event a queue holds: its ID in this queue and its JSON as the client gets it, `id` included. */
+export interface QueuedEvent {
   id: number;
+  json: string;
 }
 
 export interface QueueTimings {
@@ -30,12 +33,13 @@ export interface NewQueue {
   lifespanMs?: number | undefined;
 }
 
+/** Writes a poll's reply, given the events held as a JSON array. Must not throw. */
+export type Answer = (eventsJson: string) => void;
+
 interface Waiter {
-  /** Ends the wait; the poll then answers with what the queue holds. */
-  resolve(): void;
+  answer: Answer;
+  /** The heartbeat. */
   timer: NodeJS.Timeout;
-  /** A wake-up is scheduled. */
-  waking?: boolean;
 }
 
 export class EventQueue {
@@ -45,7 +49,10 @@ export class EventQueue {
   /** The newest ID dropped by acknowledgement, to detect clients that skipped ahead. */
   newestPrunedId = -1;
   lastPolledAt: number;
+  /** The poll waiting for events, if any. */
   waiter: Waiter | undefined;
+  /** A wake-up of the waiting poll is scheduled. */
+  waking = false;
 
   constructor(
     readonly id: string,
@@ -58,9 +65,19 @@ export class EventQueue {
     this.lastPolledAt = now;
   }
 
-  push(event: ClientEvent): void {
-    this.events.push({ ...event, id: this.nextEventId++ });
-    this.wake();
+  /** Appends an event (EventQueues then wakes the waiting poll). */
+  push(event: SerializedEvent): void {
+    const id = this.nextEventId++;
+    this.events.push({ id, json: event.withId(id) });
+  }
+
+  /** The events held, as the JSON array a GET /events reply carries. */
+  eventsJson(): string {
+    const { events } = this;
+    if (events.length === 1) return `[${events[0]!.json}]`;
+    let json = "[";
+    for (let i = 0; i < events.length; i++) json += i === 0 ? events[i]!.json : `,${events[i]!.json}`;
+    return `${json}]`;
   }
 
   /** Drops the events the client has acknowledged. */
@@ -69,24 +86,6 @@ export class EventQueue {
     while (dropped < this.events.length && this.events[dropped]!.id <= lastEventId) dropped++;
     if (dropped > 0) this.newestPrunedId = this.events[dropped - 1]!.id;
     this.events.splice(0, dropped);
-  }
-
-  /**
-   * Answers a waiting poll with what the queue holds — on a later turn of the
-   * event loop, so the request that caused the events gets its reply first
-   * instead of waiting for every woken poll to be written, and events of one
-   * action are answered together.
-   */
-  wake(): void {
-    const waiter = this.waiter;
-    if (!waiter || this.events.length === 0 || waiter.waking) return;
-    waiter.waking = true;
-    setImmediate(() => {
-      if (this.waiter !== waiter) return;
-      this.waiter = undefined;
-      clearTimeout(waiter.timer);
-      waiter.resolve();
-    });
   }
 }
 
@@ -105,6 +104,8 @@ export class EventQueues {
   readonly #unsubscribe: () => void;
   readonly #sweeper: NodeJS.Timeout;
   #closed = false;
+  /** Queues whose waiting poll is to be answered by the next #wakeAll. */
+  readonly #toWake: EventQueue[] = [];
 
   constructor(
     notifier: Notifier,
@@ -118,6 +119,11 @@ export class EventQueues {
 
   get size(): number {
     return this.#byId.size;
+  }
+
+  /** Closed for shutdown: polls are answered at once, and their connections should close. */
+  get closed(): boolean {
+    return this.#closed;
   }
 
   create(spec: NewQueue): EventQueue {
@@ -147,12 +153,7 @@ export class EventQueues {
     const mine = this.#byUser.get(queue.userId);
     mine?.delete(queue);
     if (mine?.size === 0) this.#byUser.delete(queue.userId);
-    const waiter = queue.waiter;
-    if (waiter) {
-      queue.waiter = undefined;
-      clearTimeout(waiter.timer);
-      waiter.resolve();
-    }
+    if (queue.waiter) this.#answer(queue, queue.waiter);
   }
 
   /** Queues of a user (all of their clients). */
@@ -161,87 +162,124 @@ export class EventQueues {
   }
 
   /**
-   * GET /events: acknowledges through `lastEventId`, then returns the events
-   * held, waiting for one (or the heartbeat) when there are none and the
-   * client may block. `onAbandon` lets the caller cancel the wait when the
-   * client hangs up.
+   * GET /events, first step: drops the events the client has seen (through
+   * `lastEventId`). Throws a QueueError when that ID cannot be right.
    */
-  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean): { events: Promise<QueuedEvent[]>; cancel(): void } {
-    if (lastEventId !== undefined) {
-      if (lastEventId < queue.newestPrunedId) throw new QueueError("pruned", `An event newer than ${lastEventId} has already been pruned!`);
-      queue.prune(lastEventId);
-      // Acknowledging an ID the queue never handed out would silently drop events.
-      if (lastEventId !== queue.newestPrunedId) throw new QueueError("pruned", `Event ${lastEventId} was not in this queue`);
-    }
+  acknowledge(queue: EventQueue, lastEventId: number): void {
+    if (lastEventId < queue.newestPrunedId) throw new QueueError("pruned", `An event newer than ${lastEventId} has already been pruned!`);
+    queue.prune(lastEventId);
+    // Acknowledging an ID the queue never handed out would silently drop events.
+    if (lastEventId !== queue.newestPrunedId) throw new QueueError("pruned", `Event ${lastEventId} was not in this queue`);
+  }
+
+  /**
+   * GET /events, second step: `answer` gets the events held — at once when
+   * there are some, when the client may not block, or when closing; else
+   * when an event arrives or the heartbeat is due. Returns the function that
+   * ends the wait unanswered when the client hangs up, or undefined when the
+   * answer was given at once.
+   */
+  wait(queue: EventQueue, dontBlock: boolean, answer: Answer): (() => void) | undefined {
     queue.lastPolledAt = this.clock();
-    // A client has one poll at a time; a newer one replaces an older, which ends empty.
-    const previous = queue.waiter;
-    if (previous) {
-      queue.waiter = undefined;
-      clearTimeout(previous.timer);
-      previous.resolve();
+    // A client has one poll at a time; a newer one replaces an older, which ends with what the queue holds.
+    if (queue.waiter) this.#answer(queue, queue.waiter);
+    if (queue.events.length > 0 || dontBlock || this.#closed) {
+      answer(queue.eventsJson());
+      return undefined;
     }
-    if (queue.events.length > 0 || dontBlock || this.#closed) return { events: Promise.resolve([...queue.events]), cancel: () => {} };
-    let waiter: Waiter | undefined;
-    // The answer is read when the wait ends, so it holds every event queued by then.
-    const events = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => queue.push({ type: "heartbeat" }), this.timings.heartbeatMs);
-      waiter = { resolve, timer };
-      queue.waiter = waiter;
-    }).then(() => {
+    const waiter: Waiter = { answer, timer: setTimeout(() => this.#push(queue, HEARTBEAT_EVENT), this.timings.heartbeatMs) };
+    queue.waiter = waiter;
+    return () => {
+      if (queue.waiter !== waiter) return;
+      queue.waiter = undefined;
+      clearTimeout(waiter.timer);
       queue.lastPolledAt = this.clock();
-      return [...queue.events];
-    });
-    return {
-      events,
-      cancel: () => {
-        if (queue.waiter !== waiter || !waiter) return;
-        queue.waiter = undefined;
-        clearTimeout(waiter.timer);
-        queue.lastPolledAt = this.clock();
-        waiter.resolve();
-      },
     };
   }
 
-  /** Fan-out: each queue of each addressed user that accepts the event gets a copy. */
+  /** Ends a queue's wait with what the queue holds. */
+  #answer(queue: EventQueue, waiter: Waiter): void {
+    queue.waiter = undefined;
+    clearTimeout(waiter.timer);
+    queue.lastPolledAt = this.clock();
+    waiter.answer(queue.eventsJson());
+  }
+
+  /** Appends an event to a queue and schedules the answer to its waiting poll. */
+  #push(queue: EventQueue, event: SerializedEvent): void {
+    queue.push(event);
+    if (!queue.waiter || queue.waking) return;
+    queue.waking = true;
+    this.#toWake.push(queue);
+    if (this.#toWake.length === 1) setImmediate(this.#wakeAll);
+  }
+
+  /**
+   * Answers the polls woken since the last call — on a later turn of the
+   * event loop, so the request that caused the events gets its reply first
+   * and the events of one action are answered together. One callback for a
+   * whole fan-out, each reply written in turn: no timer or promise per poll.
+   */
+  readonly #wakeAll = (): void => {
+    let failure: { error: unknown } | undefined;
+    for (const queue of this.#toWake.splice(0)) {
+      queue.waking = false;
+      if (!queue.waiter || queue.events.length === 0) continue;
+      try {
+        this.#answer(queue, queue.waiter);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    // An answer that throws is a bug: reported like any throwing callback, once every other poll has its reply.
+    if (failure) throw failure.error;
+  };
+
+  /**
+   * Fan-out: each queue of each addressed user that accepts the event gets
+   * it. The event is serialized once, when the first queue takes it; the
+   * queues share that text.
+   */
   deliver({ realmId, event, userIds, capability, message }: Notification): void {
     if (message) {
       this.#deliverMessage(realmId, event, userIds, message);
       return;
     }
+    let serialized: SerializedEvent | undefined;
     for (const userId of userIds) {
       const queues = this.#byUser.get(userId);
       if (!queues) continue;
       for (const queue of queues) {
         if (queue.realmId !== realmId) continue;
         if (!meetsCapabilities(queue.filter.capabilities, capability)) continue;
-        if (acceptsEvent(queue.filter, event, userId)) queue.push(event);
+        if (acceptsEvent(queue.filter, event, userId)) this.#push(queue, (serialized ??= SerializedEvent.of(event)));
       }
     }
   }
 
   /**
    * A message event: each queue gets the message in its client's form
-   * (HTML or Markdown; the empty topic or its display name), built once per
-   * form, with its user's flags and, for the sender's own queue, local_id.
+   * (HTML or Markdown; the empty topic or its display name), built and
+   * serialized once per form, with its user's flags and, for the sender's own
+   * queue, local_id. Only the flags (and local_id) are serialized per queue.
    */
   #deliverMessage(realmId: number, event: ClientEvent, userIds: readonly number[], delivery: MessageDelivery): void {
     const canonical = event.message as Record<string, unknown>;
-    const forms = new Map<string, Record<string, unknown>>();
-    const formFor = (queue: EventQueue): Record<string, unknown> => {
+    // Indexed by (HTML ? 2 : 0) + (empty topic shown by its name ? 1 : 0).
+    const forms: ({ message: MessageFields; json: string } | undefined)[] = [];
+    const formFor = (queue: EventQueue): { message: MessageFields; json: string } => {
       const html = queue.filter.applyMarkdown;
       const emptyTopic = canonical.subject === "" && canonical.type === "stream" && !queue.filter.capabilities.empty_topic_name;
-      const key = `${html}:${emptyTopic}`;
-      let form = forms.get(key);
+      const key = (html ? 2 : 0) + (emptyTopic ? 1 : 0);
+      let form = forms[key];
       if (!form) {
-        form = { ...canonical };
+        const message = { ...canonical };
         if (!html) {
-          form.content = delivery.rawContent;
-          form.content_type = "text/x-markdown";
+          message.content = delivery.rawContent;
+          message.content_type = "text/x-markdown";
         }
-        if (emptyTopic) form.subject = form.topic = delivery.emptyTopicName;
-        forms.set(key, form);
+        if (emptyTopic) message.subject = message.topic = delivery.emptyTopicName;
+        form = forms[key] = { message: message as unknown as MessageFields, json: JSON.stringify(message) };
       }
       return form;
     };
@@ -249,10 +287,11 @@ export class EventQueues {
     const offer = (queue: EventQueue, userId: number, flags: readonly string[]) => {
       if (queue.realmId !== realmId || reached.has(queue)) return;
       reached.add(queue);
-      const queued: ClientEvent = { type: "message", message: formFor(queue), flags };
+      const form = formFor(queue);
+      if (!acceptsMessage(queue.filter, form.message, flags, userId)) return;
       // The contract names it local_id; Zulip's clients read local_message_id.
-      if (delivery.localId && delivery.localId.queueId === queue.id) queued.local_id = queued.local_message_id = delivery.localId.localId;
-      if (acceptsEvent(queue.filter, queued, userId)) queue.push(queued);
+      const localId = delivery.localId && delivery.localId.queueId === queue.id ? delivery.localId.localId : undefined;
+      this.#push(queue, messageEvent(form.json, flags, localId));
     };
     for (const userId of userIds) {
       const queues = this.#byUser.get(userId);
@@ -278,12 +317,6 @@ export class EventQueues {
     this.#closed = true;
     clearInterval(this.#sweeper);
     this.#unsubscribe();
-    for (const queue of this.#byId.values()) {
-      const waiter = queue.waiter;
-      if (!waiter) continue;
-      queue.waiter = undefined;
-      clearTimeout(waiter.timer);
-      waiter.resolve();
-    }
+    for (const queue of this.#byId.values()) if (queue.waiter) this.#answer(queue, queue.waiter);
   }
 }

@@ -1,6 +1,7 @@
 // The one mechanism every API endpoint goes through: authentication, declared
 // parameters, the success envelope with ignored_parameters_unsupported, and
 // the method table that lets unknown methods get a 405.
+import type { OutgoingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { authenticateApiKey, type Authenticated } from "../actions/auth.ts";
 import type { Services } from "../services.ts";
@@ -14,6 +15,22 @@ export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
 /** Reply data merged into `{"result":"success","msg":""}`. */
 export type ReplyData = Record<string, unknown>;
+
+/** Writes a success reply whose data is given as JSON text: the members after `result` and `msg`. */
+export type SendJson = (members: string, closeConnection: boolean) => void;
+
+/**
+ * A success reply written when its data is ready: GET /events answers a
+ * waiting long-poll when an event arrives, with JSON put together from
+ * events serialized once for every queue they reach. `start` is called with
+ * the function that writes the reply — straight to Node's response (the
+ * reply is hijacked from Fastify: no serializer, no onSend hooks, so
+ * `closeConnection` stands in for app.ts's shutdown header; the onResponse
+ * hooks, the access log, still run).
+ */
+export class DeferredJson {
+  constructor(readonly start: (send: SendJson) => void) {}
+}
 
 export interface PublicRequest {
   services: Services;
@@ -33,7 +50,7 @@ export interface AuthedRouteSpec<S extends ParamShape> extends RouteSpecBase<S> 
   auth: "api";
   /** Zulip's @require_realm_admin: checked before any parameter is parsed. */
   adminOnly?: boolean;
-  handler(request: ApiRequest, params: ParamsOf<S>): Promise<ReplyData | void>;
+  handler(request: ApiRequest, params: ParamsOf<S>): Promise<ReplyData | DeferredJson | void>;
 }
 
 export interface PublicRouteSpec<S extends ParamShape> extends RouteSpecBase<S> {
@@ -98,6 +115,25 @@ export class MethodTable {
   }
 }
 
+/** The same envelope as successBody, as text around JSON members. */
+function successJson(members: string, ignored: string[]): string {
+  const extra = ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored.sort())}` : "";
+  return `{"result":"success","msg":"",${members}${extra}}`;
+}
+
+/** Writes a 200 JSON reply to a hijacked Fastify reply; never throws (a failure is logged and the connection dropped). */
+function writeJson(reply: FastifyReply, body: string, closeConnection: boolean): void {
+  try {
+    const headers: OutgoingHttpHeaders = { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) };
+    if (closeConnection) headers.connection = "close";
+    reply.raw.writeHead(200, headers);
+    reply.raw.end(body);
+  } catch (error) {
+    reply.log.error({ err: error }, "writing a reply failed");
+    reply.raw.destroy();
+  }
+}
+
 function successBody(data: ReplyData | void, ignored: string[]): ReplyData {
   const body: ReplyData = { result: "success", msg: "", ...(data ?? {}) };
   if (ignored.length > 0) body.ignored_parameters_unsupported = ignored.sort();
@@ -122,6 +158,8 @@ export function registerRoutes(app: FastifyInstance, services: Services, methods
         : {}),
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const authed = authenticated.get(request);
+        // Not kept for the life of the request: a waiting long-poll would hold its own copy of the user and organization rows.
+        authenticated.delete(request);
         if (route.auth === "api" && route.adminOnly && !isAdmin(authed!.user.role)) throw mustBeAdmin();
         const raw = collectRawParams(request.query, request.body, request.headers["content-type"]?.startsWith("application/json") ?? false);
         Object.assign(raw, request.params as Record<string, string>);
@@ -130,6 +168,11 @@ export function registerRoutes(app: FastifyInstance, services: Services, methods
           route.auth === "api"
             ? await route.handler({ services, http: request, ...authed! }, values)
             : await route.handler({ services, http: request }, values);
+        if (data instanceof DeferredJson) {
+          reply.hijack();
+          data.start((members, closeConnection) => writeJson(reply, successJson(members, ignored), closeConnection));
+          return;
+        }
         return reply.send(successBody(data, ignored));
       },
     });

@@ -3,9 +3,9 @@ import { ApiError, badRequest } from "../errors.ts";
 import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
 import { QUEUE_NARROW_IS_OPERANDS, QUEUE_NARROW_OPERATORS } from "../events/filter.ts";
 import { CAPABILITY_NAMES, type CapabilityName } from "../events/notifier.ts";
-import { QueueError } from "../events/queues.ts";
+import { QueueError, type EventQueue } from "../events/queues.ts";
 import { check, param, type Validator } from "../http/params.ts";
-import { defineRoute } from "../http/route.ts";
+import { DeferredJson, defineRoute } from "../http/route.ts";
 
 function badQueue(error: unknown, queueId: string): never {
   if (error instanceof QueueError) {
@@ -89,21 +89,28 @@ export const eventsRoutes = [
       if (queue_id === undefined) throw badRequest("Missing 'queue_id' argument");
       if (last_event_id === undefined) throw badRequest("Missing 'last_event_id' argument");
       const { queues } = request.services;
-      let poll;
+      let queue: EventQueue;
       try {
-        poll = queues.poll(queues.get(queue_id, request.user.id), last_event_id, dont_block);
+        queue = queues.get(queue_id, request.user.id);
+        queues.acknowledge(queue, last_event_id);
       } catch (error) {
         badQueue(error, queue_id);
       }
-      // A client that hangs up mid-poll frees the queue for its next poll.
       const socket = request.http.raw.socket;
-      const hangUp = () => poll.cancel();
-      socket.once("close", hangUp);
-      try {
-        return { events: await poll.events, queue_id };
-      } finally {
-        socket.off("close", hangUp);
-      }
+      const queueIdJson = JSON.stringify(queue_id);
+      // The events are JSON text already (serialized once per event, not once
+      // per queue): the reply is put together as text and written when the
+      // queue has something, without a promise or a Fastify reply per poll.
+      return new DeferredJson((send) => {
+        let cancel: (() => void) | undefined;
+        // A client that hangs up mid-poll frees the queue for its next poll.
+        const hangUp = () => cancel?.();
+        cancel = queues.wait(queue, dont_block, (eventsJson) => {
+          if (cancel) socket.off("close", hangUp);
+          send(`"events":${eventsJson},"queue_id":${queueIdJson}`, queues.closed);
+        });
+        if (cancel) socket.once("close", hangUp);
+      });
     },
   }),
   defineRoute({
