@@ -978,6 +978,39 @@ describe("POST /messages: mention flags", () => {
 // ---------------------------------------------------------------------------
 // 4. Events
 
+describe("POST /messages: a channel larger than a statement's bound values", () => {
+  // 11,000 subscribers: three bound values a flags row would pass SQLite's 32,766-variable limit.
+  test("every one of 11,000 subscribers gets a flags row, with their own flags", async () => {
+    const { member, admin } = u();
+    const channel = await newChannel(member, [admin]);
+    const template = await db().selectFrom("users").selectAll().where("id", "=", admin.id).executeTakeFirstOrThrow();
+    const crowdIds: number[] = [];
+    for (let start = 0; start < 11_000; start += 500) {
+      const rows = Array.from({ length: 500 }, (_, i) => {
+        const email = `big-crowd-${start + i}@example.org`;
+        const { id: _id, ...rest } = template;
+        return { ...rest, role: Role.MEMBER, email, delivery_email: email, email_key: email, delivery_email_key: email, full_name: `Big Crowd ${start + i}`, api_key: `bigcrowd${start + i}`.padEnd(32, "x") };
+      });
+      const inserted = await db().insertInto("users").values(rows).returning("id").execute();
+      crowdIds.push(...inserted.map((r) => r.id));
+    }
+    for (let start = 0; start < crowdIds.length; start += 500) {
+      await db()
+        .insertInto("subscriptions")
+        .values(crowdIds.slice(start, start + 500).map((user_id) => ({ user_id, channel_id: channel.id, color: "#76ce90" })))
+        .execute();
+    }
+    const id = await post(member, channel, "big", `${await mention(admin)} hello everyone`, { read_by_sender: true });
+    const rows = await db().selectFrom("user_messages").select(["user_id", "flags"]).where("message_id", "=", id).execute();
+    assert.equal(rows.length, 11_002);
+    const flags = new Map(rows.map((r) => [r.user_id, Number(r.flags)]));
+    assert.equal(flags.get(member.id), BIT.READ);
+    assert.equal(flags.get(admin.id), BIT.MENTIONED);
+    assert.ok(crowdIds.every((x) => flags.get(x) === 0), "the crowd: a row each, no flags");
+    assert.deepEqual(await flagsOf(admin, id), ["mentioned"]);
+  });
+});
+
 describe("POST /messages: message events", () => {
   test("every subscriber's queue gets the message with that user's flags; non-subscribers get nothing", async () => {
     const { member, admin, moderator, owner } = u();

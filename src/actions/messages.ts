@@ -39,7 +39,7 @@ import { markdownContextFor } from "../queries/markdown-context.ts";
 import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type MessageLookups } from "../queries/messages.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import type { Services } from "../services.ts";
-import { isStorableId, type Storage } from "../storage/database.ts";
+import { isStorableId, type Dialect, type Storage } from "../storage/database.ts";
 import type { Attachment, Channel, Database, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
@@ -458,6 +458,23 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
   return { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow };
 }
 
+/**
+ * One flags row per recipient, in one statement whatever the channel's size: the user IDs and
+ * flags travel as two arrays (PostgreSQL) or one JSON text (SQLite) rather than three bound values
+ * a row, which passed SQLite's 32,766-variable limit at about 10,900 subscribers (PostgreSQL's
+ * 65,535 at 21,800) and made a statement text of its own for every channel size.
+ */
+async function insertFlagRows(trx: Trx, dialect: Dialect, messageId: number, flagsByUser: ReadonlyMap<number, number>): Promise<void> {
+  if (dialect === "postgres") {
+    const userIds = [...flagsByUser.keys()];
+    const flags = [...flagsByUser.values()];
+    await sql`INSERT INTO user_messages (user_id, message_id, flags) SELECT u, ${messageId}, f FROM unnest(${userIds}::integer[], ${flags}::integer[]) AS t(u, f)`.execute(trx);
+    return;
+  }
+  const rows = JSON.stringify([...flagsByUser]);
+  await sql`INSERT INTO user_messages (user_id, message_id, flags) SELECT json_extract(value, '$[0]'), ${messageId}, json_extract(value, '$[1]') FROM json_each(${rows})`.execute(trx);
+}
+
 /** Writes a prepared message, its flags rows and links, and queues its events. */
 async function writeMessage(services: Services, trx: Trx, pending: PendingEvents, realm: Realm, sender: User, request: SendRequest, prepared: CheckedMessage): Promise<SendResult> {
   const { settings, conversation, content, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow } = prepared;
@@ -465,12 +482,7 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
   const now = newRow.date_sent;
   const { id: messageId } = await trx.insertInto("messages").values(newRow).returning("id").executeTakeFirstOrThrow();
   const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
-  if (flagsByUser.size > 0) {
-    await trx
-      .insertInto("user_messages")
-      .values([...flagsByUser].map(([userId, flags]) => ({ user_id: userId, message_id: messageId, flags })))
-      .execute();
-  }
+  if (flagsByUser.size > 0) await insertFlagRows(trx, services.storage.dialect, messageId, flagsByUser);
   if (attachments.length > 0) await linkAttachments(trx, realm.id, messageId, attachments, pending);
   if (channel && channel.first_message_id === null) {
     await trx.updateTable("channels").set({ first_message_id: messageId }).where("id", "=", channel.id).where("first_message_id", "is", null).execute();
