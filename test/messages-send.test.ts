@@ -48,7 +48,7 @@ const u = () => t.users;
 const db = () => t.services.storage.db;
 
 /** Zulip's UserMessage flag bits, as stored. */
-const BIT = { READ: 1, STARRED: 2, MENTIONED: 8, STREAM_WILDCARD: 16, TOPIC_WILDCARD: 32, GROUP_MENTIONED: 64, IS_PRIVATE: 2048 } as const;
+const BIT = { READ: 1, STARRED: 2, MENTIONED: 8, STREAM_WILDCARD: 16, TOPIC_WILDCARD: 32, GROUP_MENTIONED: 64, HAS_ALERT_WORD: 512, IS_PRIVATE: 2048 } as const;
 
 /** Flags the API lists for a channel wildcard mention (the deprecated alias is appended). */
 const STREAM_WILDCARD_FLAGS = ["stream_wildcard_mentioned", "wildcard_mentioned"];
@@ -979,13 +979,13 @@ describe("POST /messages: mention flags", () => {
 // 4. Events
 
 describe("POST /messages: a channel larger than a statement's bound values", () => {
-  // 11,000 subscribers: three bound values a flags row would pass SQLite's 32,766-variable limit.
-  test("every one of 11,000 subscribers gets a flags row, with their own flags", async () => {
+  // 33,000 subscribers: past SQLite's 32,766 bound variables even at one value per recipient.
+  test("every one of 33,000 subscribers gets a flags row, with their own flags", async () => {
     const { member, admin } = u();
     const channel = await newChannel(member, [admin]);
     const template = await db().selectFrom("users").selectAll().where("id", "=", admin.id).executeTakeFirstOrThrow();
     const crowdIds: number[] = [];
-    for (let start = 0; start < 11_000; start += 500) {
+    for (let start = 0; start < 33_000; start += 500) {
       const rows = Array.from({ length: 500 }, (_, i) => {
         const email = `big-crowd-${start + i}@example.org`;
         const { id: _id, ...rest } = template;
@@ -1000,13 +1000,17 @@ describe("POST /messages: a channel larger than a statement's bound values", () 
         .values(crowdIds.slice(start, start + 500).map((user_id) => ({ user_id, channel_id: channel.id, color: "#76ce90" })))
         .execute();
     }
+    // One of the last to subscribe has an alert word: their lookup is among the last bound values.
+    const alertedId = crowdIds.at(-2)!;
+    await db().insertInto("alert_words").values({ user_id: alertedId, word: "everyone", word_key: "everyone" }).execute();
     const id = await post(member, channel, "big", `${await mention(admin)} hello everyone`, { read_by_sender: true });
     const rows = await db().selectFrom("user_messages").select(["user_id", "flags"]).where("message_id", "=", id).execute();
-    assert.equal(rows.length, 11_002);
+    assert.equal(rows.length, 33_002);
     const flags = new Map(rows.map((r) => [r.user_id, Number(r.flags)]));
     assert.equal(flags.get(member.id), BIT.READ);
     assert.equal(flags.get(admin.id), BIT.MENTIONED);
-    assert.ok(crowdIds.every((x) => flags.get(x) === 0), "the crowd: a row each, no flags");
+    assert.equal(flags.get(alertedId), BIT.HAS_ALERT_WORD);
+    assert.ok(crowdIds.every((x) => x === alertedId || flags.get(x) === 0), "the rest of the crowd: a row each, no flags");
     assert.deepEqual(await flagsOf(admin, id), ["mentioned"]);
   });
 });

@@ -36,7 +36,7 @@ import { channelFacts, subscriberCounts, usersWithMetadataAccess } from "../quer
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import { readableMessage, visibleTopicMessages } from "../queries/messages.ts";
 import type { Services } from "../services.ts";
-import { isStorableId } from "../storage/database.ts";
+import { inChunks, isStorableId } from "../storage/database.ts";
 import type { Attachment, Channel, Message, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { deleteMessages } from "./message-delete.ts";
@@ -392,14 +392,14 @@ async function applyEdit(
     // The content edit already wrote the target's entry (with the topic in it).
     const others = content ? movedIds.filter((id) => id !== message.id) : movedIds;
     const realMove = plan.toggle === null || plan.channelChanged;
-    for (const chunk of chunks(movedIds, 500)) {
+    for (const chunk of inChunks(movedIds, 500)) {
       await trx
         .updateTable("messages")
         .set({ topic: newTopic, topic_key: newKey, channel_id: targetChannel!.id, recipient_id: recipientId, ...(realMove ? { last_moved_time: now } : {}) })
         .where("id", "in", chunk)
         .execute();
     }
-    for (const chunk of chunks(others, 500)) {
+    for (const chunk of inChunks(others, 500)) {
       await trx.updateTable("messages").set({ edit_history: prependHistory(movedEntry) }).where("id", "in", chunk).execute();
     }
     if (plan.channelChanged) losingAccess = await moveFlagRows(trx, origChannel!, targetChannel!, movedIds);
@@ -416,12 +416,6 @@ async function applyEdit(
   if (losingAccess.length > 0) queueDeleteEvents(pending, realm.id, settings, origChannel!, message.topic, movedIds, losingAccess);
   await queueUpdateEvent(trx, pending, realm.id, settings, editor, plan, movedIds.length > 0 ? movedIds : [message.id], new Set(losingAccess), now, request.propagateMode);
   return { movedIds, movedAllVisible, detachedUploads };
-}
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
 
 /**
@@ -464,7 +458,7 @@ async function updateMentionFlags(trx: Trx, message: Message, content: NonNullab
     byBits.set(bits, [...(byBits.get(bits) ?? []), userId]);
   }
   for (const [bits, userIds] of byBits) {
-    for (const chunk of chunks(userIds, 500)) {
+    for (const chunk of inChunks(userIds, 500)) {
       await trx
         .updateTable("user_messages")
         .set({ flags: sql<number>`(flags & ${sql.lit(~MENTION_BITS)}) | ${sql.lit(bits)}` })
@@ -494,8 +488,8 @@ async function moveFlagRows(trx: Trx, orig: Channel, target: Channel, movedIds: 
     .execute();
   const newIds = new Set(newSubscribers.map((s) => s.user_id));
   const losingRows = oldSubscribers.map((s) => s.user_id).filter((id) => !newIds.has(id));
-  for (const chunk of chunks(losingRows, 500)) {
-    for (const ids of chunks(movedIds, 500)) await trx.deleteFrom("user_messages").where("user_id", "in", chunk).where("message_id", "in", ids).execute();
+  for (const chunk of inChunks(losingRows, 500)) {
+    for (const ids of inChunks(movedIds, 500)) await trx.deleteFrom("user_messages").where("user_id", "in", chunk).where("message_id", "in", ids).execute();
   }
   let losingAccess = losingRows;
   if (!target.invite_only && losingRows.length > 0) {
@@ -503,9 +497,9 @@ async function moveFlagRows(trx: Trx, orig: Channel, target: Channel, movedIds: 
     losingAccess = guests.map((g) => g.id);
   }
   if (!target.history_public_to_subscribers && newSubscribers.length > 0) {
-    for (const ids of chunks(movedIds, 100)) {
+    for (const ids of inChunks(movedIds, 100)) {
       const values = newSubscribers.flatMap((s) => ids.map((id) => ({ user_id: s.user_id, message_id: id, flags: Flag.READ })));
-      for (const batch of chunks(values, 500)) await trx.insertInto("user_messages").values(batch).onConflict((oc) => oc.doNothing()).execute();
+      for (const batch of inChunks(values, 500)) await trx.insertInto("user_messages").values(batch).onConflict((oc) => oc.doNothing()).execute();
     }
   }
   return losingAccess.sort((a, b) => a - b);

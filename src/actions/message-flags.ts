@@ -12,7 +12,6 @@ import type { PendingEvents } from "../events/notifier.ts";
 import { accessChannel } from "../queries/channels.ts";
 import {
   flagRowsOf,
-  inChunks,
   messagesInUnsubscribedChannels,
   readableThroughHistory,
   receivedInTopic,
@@ -21,7 +20,7 @@ import {
 } from "../queries/message-flags.ts";
 import { messageRange, type RangeRequest } from "../queries/messages.ts";
 import type { Services } from "../services.ts";
-import { isStorableId } from "../storage/database.ts";
+import { inChunks, isStorableId } from "../storage/database.ts";
 import type { Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";

@@ -39,7 +39,7 @@ import { markdownContextFor } from "../queries/markdown-context.ts";
 import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type MessageLookups } from "../queries/messages.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import type { Services } from "../services.ts";
-import { isStorableId, type Dialect, type Storage } from "../storage/database.ts";
+import { inChunks, isStorableId, type Dialect, type Storage } from "../storage/database.ts";
 import type { Attachment, Channel, Database, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
@@ -175,12 +175,14 @@ async function directConversation(storage: Storage, db: Db, realm: Realm, settin
   let users: (RecipientUser & { is_system_bot: boolean; email_key: string })[];
   if ("ids" in parsed) {
     const storable = parsed.ids.filter(isStorableId);
-    const rows = storable.length === 0 ? [] : await select.where("users.id", "in", storable).execute();
+    const rows = [];
+    for (const chunk of inChunks(storable)) rows.push(...(await select.where("users.id", "in", chunk).execute()));
     for (const id of parsed.ids) if (!rows.some((r) => r.id === id)) throw badRequest(`Invalid user ID ${id}`);
     users = rows;
   } else {
     const keys = parsed.emails.map((e) => e.toLowerCase());
-    const rows = keys.length === 0 ? [] : await select.where("users.email_key", "in", keys).execute();
+    const rows = [];
+    for (const chunk of inChunks(keys)) rows.push(...(await select.where("users.email_key", "in", chunk).execute()));
     for (const email of parsed.emails) if (!rows.some((r) => r.email_key === email.toLowerCase())) throw badRequest(`Invalid email '${email}'`);
     users = rows;
   }
@@ -249,26 +251,29 @@ async function checkCanAccessRecipients(db: Db, realmId: number, settings: Reado
   if (!isGuest(sender.role) || hasPermission(settings.can_access_all_users_group, REALM_GROUP_SETTING_RULES.can_access_all_users_group, actor)) return;
   const others = recipientIds.filter((id) => id !== sender.id);
   if (others.length === 0) return;
-  const viaChannels = await db
-    .selectFrom("subscriptions as mine")
-    .innerJoin("subscriptions as theirs", "theirs.channel_id", "mine.channel_id")
-    .select("theirs.user_id")
-    .distinct()
-    .where("mine.user_id", "=", sender.id)
-    .where("mine.active", "=", true)
-    .where("theirs.active", "=", true)
-    .where("theirs.user_id", "in", others)
-    .execute();
-  const viaMessages = await db
-    .selectFrom("user_messages as mine")
-    .innerJoin("user_messages as theirs", "theirs.message_id", "mine.message_id")
-    .select("theirs.user_id")
-    .distinct()
-    .where("mine.user_id", "=", sender.id)
-    .where(sql<boolean>`(mine.flags & ${sql.lit(Flag.IS_PRIVATE)}) <> 0`)
-    .where("theirs.user_id", "in", others)
-    .execute();
-  const accessible = new Set([...viaChannels, ...viaMessages].map((r) => r.user_id));
+  const accessible = new Set<number>();
+  for (const chunk of inChunks(others)) {
+    const viaChannels = await db
+      .selectFrom("subscriptions as mine")
+      .innerJoin("subscriptions as theirs", "theirs.channel_id", "mine.channel_id")
+      .select("theirs.user_id")
+      .distinct()
+      .where("mine.user_id", "=", sender.id)
+      .where("mine.active", "=", true)
+      .where("theirs.active", "=", true)
+      .where("theirs.user_id", "in", chunk)
+      .execute();
+    const viaMessages = await db
+      .selectFrom("user_messages as mine")
+      .innerJoin("user_messages as theirs", "theirs.message_id", "mine.message_id")
+      .select("theirs.user_id")
+      .distinct()
+      .where("mine.user_id", "=", sender.id)
+      .where(sql<boolean>`(mine.flags & ${sql.lit(Flag.IS_PRIVATE)}) <> 0`)
+      .where("theirs.user_id", "in", chunk)
+      .execute();
+    for (const row of [...viaChannels, ...viaMessages]) accessible.add(row.user_id);
+  }
   if (!others.every((id) => accessible.has(id))) throw badRequest("You do not have permission to access some of the recipients.");
 }
 

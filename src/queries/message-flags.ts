@@ -8,22 +8,11 @@ import { canReadChannelHistory } from "../domain/channels.ts";
 import type { Actor } from "../domain/group-settings.ts";
 import { ANY_MENTION, countsAsMention, isMutedConversation } from "../domain/message-flags.ts";
 import { dmKeyUserIds, VisibilityPolicy } from "../domain/messages.ts";
+import { inChunks } from "../storage/database.ts";
 import type { Database } from "../storage/schema.ts";
 import { channelFacts } from "./channels.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
-
-/**
- * IDs per statement: well under SQLite's and PostgreSQL's bound-parameter
- * limits, however many IDs a client sends.
- */
-export const IDS_PER_STATEMENT = 5000;
-
-export function inChunks<T>(items: readonly T[], size = IDS_PER_STATEMENT): T[][] {
-  const chunks: T[][] = [];
-  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
-  return chunks;
-}
 
 /** The user's flags row of each of `messageIds` that has one. */
 export async function flagRowsOf(db: Db, userId: number, messageIds: readonly number[]): Promise<Map<number, number>> {

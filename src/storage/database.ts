@@ -146,6 +146,20 @@ export async function shareRealmLock(trx: Transaction<Database>, dialect: Dialec
   if (dialect === "postgres") await trx.selectFrom("realms").select("id").where("id", "=", realmId).forShare().execute();
 }
 
+/**
+ * IDs per statement: well under SQLite's (32,766) and PostgreSQL's (65,535)
+ * bound-parameter limits, however many IDs a client sends or a channel has
+ * subscribers.
+ */
+export const IDS_PER_STATEMENT = 5000;
+
+/** `items` in pieces of at most `size`, for one `IN (…)` statement each. */
+export function inChunks<T>(items: readonly T[], size = IDS_PER_STATEMENT): T[][] {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  return chunks;
+}
+
 /** IDs are 32-bit integer columns; a larger number can name no row (and PostgreSQL would reject it). */
 export function isStorableId(id: number): boolean {
   return Number.isSafeInteger(id) && id >= 1 && id <= 2147483647;
