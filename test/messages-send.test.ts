@@ -1012,6 +1012,18 @@ describe("POST /messages: a channel larger than a statement's bound values", () 
     assert.equal(flags.get(alertedId), BIT.HAS_ALERT_WORD);
     assert.ok(crowdIds.every((x) => x === alertedId || flags.get(x) === 0), "the rest of the crowd: a row each, no flags");
     assert.deepEqual(await flagsOf(admin, id), ["mentioned"]);
+
+    // A direct message to the whole crowd, by email: each recipient is looked up, and each gets a row.
+    const emails = crowdIds.map((_, i) => `big-crowd-${i}@example.org`);
+    const dmId = (await sendOk(member, { type: "direct", to: JSON.stringify(emails), content: "hello crowd" })).id as number;
+    const dmRows = await db().selectFrom("user_messages").select(["user_id", "flags"]).where("message_id", "=", dmId).execute();
+    assert.equal(dmRows.length, 33_001);
+    assert.ok(dmRows.every((r) => (Number(r.flags) & BIT.IS_PRIVATE) !== 0));
+    // The same people by ID, in another order: the same conversation (found by its hash; the
+    // participant list itself is too long for a PostgreSQL index).
+    const againId = (await sendOk(member, { type: "direct", to: JSON.stringify([...crowdIds].reverse()), content: "again" })).id as number;
+    const [first, again] = await Promise.all([dmId, againId].map((mid) => db().selectFrom("messages").select("recipient_id").where("id", "=", mid).executeTakeFirstOrThrow()));
+    assert.equal(again!.recipient_id, first!.recipient_id);
   });
 });
 

@@ -11,6 +11,7 @@ import {
   checkTopic,
   checkTopicAllowed,
   defaultReadBySender,
+  dmHash,
   dmKey,
   effectiveTopicsPolicy,
   normalizeContent,
@@ -105,7 +106,7 @@ export async function recipientIdFor(storage: Storage, db: Db, realmId: number, 
   const find = () =>
     "channelId" in target
       ? db.selectFrom("recipients").select("id").where("channel_id", "=", target.channelId).executeTakeFirst()
-      : db.selectFrom("recipients").select("id").where("realm_id", "=", realmId).where("dm_key", "=", target.dmKey).executeTakeFirst();
+      : db.selectFrom("recipients").select("id").where("realm_id", "=", realmId).where("dm_hash", "=", dmHash(target.dmKey)).executeTakeFirst();
   let row = await find();
   if (!row) {
     // Several processes may create it at once; the unique index keeps one.
@@ -113,8 +114,8 @@ export async function recipientIdFor(storage: Storage, db: Db, realmId: number, 
       .insertInto("recipients")
       .values(
         "channelId" in target
-          ? { realm_id: realmId, type: RecipientType.CHANNEL, channel_id: target.channelId, dm_key: null }
-          : { realm_id: realmId, type: RecipientType.DIRECT, channel_id: null, dm_key: target.dmKey },
+          ? { realm_id: realmId, type: RecipientType.CHANNEL, channel_id: target.channelId, dm_key: null, dm_hash: null }
+          : { realm_id: realmId, type: RecipientType.DIRECT, channel_id: null, dm_key: target.dmKey, dm_hash: dmHash(target.dmKey) },
       )
       .onConflict((oc) => oc.doNothing())
       .execute();
@@ -235,7 +236,7 @@ async function checkDirectMessagePermission(
       .innerJoin("recipients", "recipients.id", "messages.recipient_id")
       .select("messages.id")
       .where("recipients.realm_id", "=", realmId)
-      .where("recipients.dm_key", "=", key)
+      .where("recipients.dm_hash", "=", dmHash(key))
       .limit(1)
       .executeTakeFirst();
     if (!existing) throw badRequest("You do not have permission to initiate direct message conversations.");

@@ -1,5 +1,6 @@
 // Rules for a message's content, topic and conversation, with no I/O: what
 // send, edit, scheduled delivery and narrows share.
+import { createHash } from "node:crypto";
 import { ApiError, badRequest } from "../errors.ts";
 import type { TopicsPolicy } from "./channels.ts";
 
@@ -21,6 +22,15 @@ export const RecipientType = { CHANNEL: 2, DIRECT: 3 } as const;
 /** The key of a direct-message conversation: its participants' IDs, ascending. */
 export function dmKey(userIds: Iterable<number>): string {
   return [...new Set(userIds)].sort((a, b) => a - b).join(",");
+}
+
+/**
+ * What a direct-message conversation is looked up by (Zulip's huddle_hash): a
+ * fixed-length digest of its dm_key, since the key of a large conversation is
+ * too long for a PostgreSQL index.
+ */
+export function dmHash(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
 }
 
 export function dmKeyUserIds(key: string): number[] {

@@ -8,6 +8,7 @@ import type { Actor } from "../domain/group-settings.ts";
 import { visibleEditHistory, type EditHistoryEntry } from "../domain/message-edit.ts";
 import { ANY_MENTION, Flag, flagNames } from "../domain/message-flags.ts";
 import {
+  dmHash,
   dmKey,
   dmKeyUserIds,
   isMeMessage,
@@ -421,7 +422,7 @@ export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly 
           .selectFrom("recipients")
           .select("id")
           .where("realm_id", "=", ctx.realmId)
-          .where("dm_key", "=", dmKey([...ids, ctx.actor.id]))
+          .where("dm_hash", "=", dmHash(dmKey([...ids, ctx.actor.id])))
           .executeTakeFirst();
         condition = recipient ? (eb) => eb("m.recipient_id", "=", recipient.id) : never;
         break;

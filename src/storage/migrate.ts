@@ -14,6 +14,7 @@ import * as m0009 from "./migrations/0009_custom_profile_fields.ts";
 import * as m0010 from "./migrations/0010_push_devices.ts";
 import * as m0011 from "./migrations/0011_invitations.ts";
 import * as m0012 from "./migrations/0012_mention_lookup.ts";
+import * as m0013 from "./migrations/0013_dm_hash.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0010_push_devices": m0010,
   "0011_invitations": m0011,
   "0012_mention_lookup": m0012,
+  "0013_dm_hash": m0013,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {

@@ -145,6 +145,8 @@ export interface RecipientTable {
   channel_id: number | null;
   /** Direct messages: the participants' IDs ascending, comma-separated. */
   dm_key: string | null;
+  /** Direct messages: dmHash(dm_key), the conversation's unique lookup key. */
+  dm_hash: string | null;
 }
 
 export interface MessageTable {
