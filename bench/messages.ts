@@ -28,8 +28,9 @@
 // --keep leaves the database (directory or schema) in place and prints where.
 // BENCH_SERVER_NODE_ARGS passes node options to the server only (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"); BENCH_LOG_LEVEL overrides its log level.
-// On SQLite the run also times one-row fsync'd commits in the same directory:
-// that ceiling bounds the send rate whatever the code does.
+// On SQLite the run also times one-row fsync'd commits in the same directory,
+// and a send's two inserts alone in a loop (the storage floor): each bounds
+// the send rate whatever the rest of the code does.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -192,13 +193,16 @@ async function measure(title: string, options: () => autocannon.Options): Promis
 }
 
 /** A ~200-character message with a mention and a link, in one of 20 topics in turn. */
+const SEND_CONTENT = (mentioned: string) =>
+  `@**${mentioned}** the deploy of build 4512 failed again on the staging cluster; logs are at https://ci.example.com/builds/4512/log?step=deploy — can you look before the 15:00 sync? I think it is the new cache config.`;
+
 function sendRequests(owner: User, channel: string, mentioned: string): autocannon.Options {
   const bodies = Array.from({ length: 20 }, (_, t) =>
     form({
       type: "stream",
       to: channel,
       topic: `release checklist ${t}`,
-      content: `@**${mentioned}** the deploy of build 4512 failed again on the staging cluster; logs are at https://ci.example.com/builds/4512/log?step=deploy — can you look before the 15:00 sync? I think it is the new cache config.`,
+      content: SEND_CONTENT(mentioned),
     }),
   );
   let next = 0;
@@ -240,6 +244,100 @@ function sqliteCommitCeiling(): { perSecond: number; p50: number; p99: number } 
   for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
   times.sort((a, b) => a - b);
   return { perSecond: times.length / wall, p50: times[Math.floor(times.length / 2)]!, p99: times[Math.floor(times.length * 0.99)]! };
+}
+
+/**
+ * The most sends a second SQLite could store, whatever the rest of the server
+ * did: only the two writes every send makes (the message row with its FTS5
+ * entry, and a flags row per subscriber) on a copy of the bench database, with
+ * the server's pragmas, for 2 s per batch size: ten sends per fsync'd commit
+ * (what group commit reaches at best under ten connections), and a thousand
+ * (the commit's cost all but gone). No HTTP, authentication, lookups or rendering.
+ */
+function sqliteStorageFloor(channelName: string, content: string): { perCommit: number; perSecond: number }[] {
+  const file = path.join(dataDir, "floor-probe.sqlite3");
+  new SQLite(sqlitePath, { readonly: true }).exec(`VACUUM INTO '${file}'`);
+  const db = new SQLite(file);
+  db.pragma("journal_mode = WAL");
+  db.pragma("foreign_keys = ON");
+  db.pragma("synchronous = FULL");
+  const channel = db.prepare("SELECT c.id, c.realm_id, r.id AS recipient_id FROM channels c JOIN recipients r ON r.channel_id = c.id WHERE c.name = ?").get(channelName) as {
+    id: number;
+    realm_id: number;
+    recipient_id: number;
+  };
+  const subscribers = (db.prepare("SELECT user_id FROM subscriptions WHERE channel_id = ? AND active = 1").all(channel.id) as { user_id: number }[]).map((r) => r.user_id);
+  const insertMessage = db.prepare(
+    "INSERT INTO messages (realm_id, sender_id, recipient_id, channel_id, topic, topic_key, content, rendered_content, date_sent, sending_client) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'bench')",
+  );
+  // The statement the server uses (actions/messages.ts insertFlagRows).
+  const insertFlags = db.prepare("INSERT INTO user_messages (user_id, message_id, flags) SELECT json_extract(value, '$[0]'), ?, json_extract(value, '$[1]') FROM json_each(?)");
+  const html = `<p>${content}</p>`;
+  const results = [10, 1000].map((perCommit) => {
+    let sends = 0;
+    const started = performance.now();
+    while (performance.now() - started < 2000) {
+      db.exec("BEGIN");
+      for (let i = 0; i < perCommit; i++, sends++) {
+        const topic = `release checklist ${sends % 20}`;
+        const id = insertMessage.run(channel.realm_id, subscribers[0], channel.recipient_id, channel.id, topic, topic, content, html, Math.floor(Date.now() / 1000)).lastInsertRowid;
+        insertFlags.run(id, JSON.stringify(subscribers.map((u, n) => [u, n === 0 ? 1 : 0])));
+      }
+      db.exec("COMMIT");
+    }
+    return { perCommit, perSecond: sends / ((performance.now() - started) / 1000) };
+  });
+  db.close();
+  for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
+  return results;
+}
+
+/**
+ * The same floor on PostgreSQL, on one connection as group commit uses one
+ * per organization: BEGIN, per send the message insert (its tsvector column
+ * and GIN entry) and the flags insert as the server writes them, COMMIT. The
+ * probe's rows are deleted afterwards, so the fetch part sees the same database.
+ */
+async function pgStorageFloor(channelName: string, content: string): Promise<{ perCommit: number; perSecond: number }[]> {
+  const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${pgSchema}` });
+  await client.connect();
+  try {
+    const channel = (await client.query("SELECT c.id, c.realm_id, r.id AS recipient_id FROM channels c JOIN recipients r ON r.channel_id = c.id WHERE c.name = $1", [channelName])).rows[0] as {
+      id: number;
+      realm_id: number;
+      recipient_id: number;
+    };
+    const subscribers = (await client.query("SELECT user_id FROM subscriptions WHERE channel_id = $1 AND active", [channel.id])).rows.map((r: { user_id: number }) => r.user_id);
+    const html = `<p>${content}</p>`;
+    const results: { perCommit: number; perSecond: number }[] = [];
+    for (const perCommit of [10, 1000]) {
+      let sends = 0;
+      const started = performance.now();
+      while (performance.now() - started < 2000) {
+        await client.query("BEGIN");
+        for (let i = 0; i < perCommit; i++, sends++) {
+          const topic = `release checklist ${sends % 20}`;
+          const { rows } = await client.query(
+            "INSERT INTO messages (realm_id, sender_id, recipient_id, channel_id, topic, topic_key, content, rendered_content, date_sent, sending_client) VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, 'bench-floor') RETURNING id",
+            [channel.realm_id, subscribers[0], channel.recipient_id, channel.id, topic, content, html, Math.floor(Date.now() / 1000)],
+          );
+          // The statement the server uses (actions/messages.ts insertFlagRows).
+          await client.query("INSERT INTO user_messages (user_id, message_id, flags) SELECT u, $1, f FROM unnest($2::integer[], $3::integer[]) AS t(u, f)", [
+            rows[0].id,
+            subscribers,
+            subscribers.map((_u: number, n: number) => (n === 0 ? 1 : 0)),
+          ]);
+        }
+        await client.query("COMMIT");
+      }
+      results.push({ perCommit, perSecond: sends / ((performance.now() - started) / 1000) });
+    }
+    await client.query("DELETE FROM user_messages WHERE message_id IN (SELECT id FROM messages WHERE sending_client = 'bench-floor')");
+    await client.query("DELETE FROM messages WHERE sending_client = 'bench-floor'");
+    return results;
+  } finally {
+    await client.end();
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -510,6 +608,7 @@ async function main() {
   const sendResults: Result[] = [];
   const bareResults: Result[] = [];
   let ceiling: ReturnType<typeof sqliteCommitCeiling> | undefined;
+  let floor: ReturnType<typeof sqliteStorageFloor> | undefined;
   const sendChannel = "send bench";
   await createChannel(
     owner,
@@ -520,6 +619,7 @@ async function main() {
     bareResults.push(...(await measure("bare Fastify route", () => ({ url: `http://127.0.0.1:${BARE_PORT}/bare` }))));
     sendResults.push(...(await measure("POST /messages, 10 subscribers", () => sendRequests(owner, sendChannel, "Bench User 3"))));
     if (!PG_URL) ceiling = sqliteCommitCeiling();
+    floor = PG_URL ? await pgStorageFloor(sendChannel, SEND_CONTENT("Bench User 3")) : sqliteStorageFloor(sendChannel, SEND_CONTENT("Bench User 3"));
   }
 
   // ---- (2) fetching over a large history -----------------------------------
@@ -616,6 +716,11 @@ async function main() {
       console.log(
         `\nSQLite commit ceiling on this disk (WAL, synchronous=FULL, one-row transactions, same directory): ${Math.round(ceiling.perSecond)} commits/s, p50 ${ceiling.p50.toFixed(2)} ms, p99 ${ceiling.p99.toFixed(2)} ms per commit.`,
       );
+    }
+    if (floor) {
+      const bare10 = bareResults.find((b) => b.connections === 10)?.rps;
+      const rates = floor.map((f) => `${Math.round(f.perSecond)} sends/s at ${f.perCommit} per commit${bare10 ? ` (${(f.perSecond / bare10).toFixed(3)} of the bare route at 10 connections)` : ""}`);
+      console.log(`\n${dbName} storage floor (a send's two inserts alone, message + full-text index + 10 flag rows, ${PG_URL ? "one connection" : "in-process, on a copy of this database"}): ${rates.join("; ")}.`);
     }
   }
   if (fetchResults.length > 0) {
