@@ -138,9 +138,7 @@ export function checkCanPost(actor: Actor, channel: ChannelFacts & { name: strin
   if (!hasPermission(value, rule, actor) && !(owner && hasPermission(value, rule, owner))) {
     throw badRequest("You do not have permission to post in this channel.");
   }
-  const notAuthorized = badRequest(`Not authorized to send to channel '${channel.name}'`);
-  if (channel.is_archived) throw notAuthorized;
-  if (!hasContentAccess(actor, channel, subscribed)) throw notAuthorized;
+  if (channel.is_archived || !hasContentAccess(actor, channel, subscribed)) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
 }
 
 export interface NewChannelKind {

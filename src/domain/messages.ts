@@ -126,6 +126,8 @@ export function isMeMessage(content: string, renderedContent: string): boolean {
 }
 
 function parseJsonOr(raw: string): unknown {
+  // Most values are bare names; a failed JSON.parse costs an exception per send.
+  if (!/^\s*(?:[[{"\d-]|(?:true|false|null)\s*$)/.test(raw)) return raw;
   try {
     return JSON.parse(raw);
   } catch {
