@@ -81,6 +81,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimitBytes,
     // Zulip clients put JSON in form fields; Fastify must not reject long query strings or odd paths.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // request.ip (per-IP rate limits) is the client's address only behind proxies we were told to believe.
+    ...(config.trustedProxies.length > 0 ? { trustProxy: config.trustedProxies } : {}),
   });
 
   await app.register(formbody);

@@ -47,6 +47,15 @@ export interface Config {
   pushServiceOrgKey: string | undefined;
   /** First retry delay for failed push-service requests; it doubles per attempt, capped at a minute. */
   pushRetryBaseMs: number;
+  /** Zulip's RATE_LIMITING: false turns every limit off, login limits included (load tests, test suites). */
+  rateLimiting: boolean;
+  /** API calls per user per minute (Zulip's api_by_user rule: 200). */
+  apiRateLimitPerMinute: number;
+  /**
+   * Addresses (or CIDR ranges) of reverse proxies whose X-Forwarded-For is
+   * believed, so per-IP limits see the client's address, not the proxy's.
+   */
+  trustedProxies: string[];
 }
 
 export class ConfigError extends Error {}
@@ -68,6 +77,13 @@ function boolFrom(env: Env, name: string, fallback: boolean): boolean {
   if (["1", "true", "yes", "on"].includes(raw.toLowerCase())) return true;
   if (["0", "false", "no", "off"].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
+function listFrom(env: Env, name: string): string[] {
+  return (env[name] ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
 }
 
 /** A domain usable in an email address: the URL's host name if it is one, else a reserved name. */
@@ -131,6 +147,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     pushServiceOrgId: env.PUSH_SERVICE_ORG_ID || undefined,
     pushServiceOrgKey: env.PUSH_SERVICE_ORG_KEY || undefined,
     pushRetryBaseMs: intFrom(env, "PUSH_RETRY_BASE_MS", 1000, 1, 60_000),
+    rateLimiting: boolFrom(env, "RATE_LIMITING", true),
+    apiRateLimitPerMinute: intFrom(env, "API_RATE_LIMIT_PER_MINUTE", 200, 1, 1_000_000),
+    trustedProxies: listFrom(env, "TRUSTED_PROXIES"),
     ...overrides,
     // Follows the data directory, including one given as an override.
     uploadsDir: overrides.uploadsDir ?? path.join(overrides.dataDir ?? dataDir, "uploads"),

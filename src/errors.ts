@@ -65,7 +65,8 @@ export function realmDeactivated(): ApiError {
   return new ApiError(401, "REALM_DEACTIVATED", "This organization has been deactivated");
 }
 
+/** Zulip's 429: the wait in seconds as a number in the body (clients sleep that long), whole seconds in Retry-After. */
 export function rateLimited(retryAfterSeconds: number): ApiError {
-  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
-  return new ApiError(429, "RATE_LIMIT_HIT", "API usage exceeded rate limit", { "retry-after": seconds }, { "Retry-After": String(seconds) });
+  const seconds = Math.max(0.001, Math.round(retryAfterSeconds * 1000) / 1000);
+  return new ApiError(429, "RATE_LIMIT_HIT", "API usage exceeded rate limit", { "retry-after": seconds }, { "Retry-After": String(Math.ceil(seconds)) });
 }

@@ -5,7 +5,7 @@ import { buildApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { LocalNotifier } from "./events/notifier.ts";
 import { EventQueues } from "./events/queues.ts";
-import { loginRateLimiter } from "./rate-limit.ts";
+import { MemoryRateLimiter } from "./rate-limit.ts";
 import { openStorage, type Storage } from "./storage/database.ts";
 import { migrateToLatest } from "./storage/migrate.ts";
 import { unixNow, type Services } from "./services.ts";
@@ -32,7 +32,7 @@ export async function openServices(config: Config, storage?: Storage): Promise<S
     maxLifespanMs: 7 * 24 * 3600 * 1000,
     sweepIntervalMs: Math.min(60_000, config.eventQueueIdleMs / 4),
   });
-  return { config, storage: opened, notifier, queues, loginLimiter: loginRateLimiter(), now: unixNow };
+  return { config, storage: opened, notifier, queues, apiLimiter: new MemoryRateLimiter(), now: unixNow };
 }
 
 export interface RunningServer {

@@ -2,7 +2,7 @@
 import type { Config } from "./config.ts";
 import type { Notifier } from "./events/notifier.ts";
 import type { EventQueues } from "./events/queues.ts";
-import type { RateLimiter } from "./rate-limit.ts";
+import type { MemoryRateLimiter } from "./rate-limit.ts";
 import type { Storage } from "./storage/database.ts";
 import type { PushNotifications } from "./workers/push-notifications.ts";
 
@@ -12,8 +12,8 @@ export interface Services {
   notifier: Notifier;
   /** This process's event queues, fed by the notifier. */
   queues: EventQueues;
-  /** Failed password logins per username. */
-  loginLimiter: RateLimiter;
+  /** API calls per user and unauthenticated calls per IP address, counted in this process. */
+  apiLimiter: MemoryRateLimiter;
   /** Current time in UNIX seconds; tests may replace it. */
   now(): number;
   /** The mobile push worker, while the server runs with a push service configured. */

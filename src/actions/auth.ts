@@ -1,8 +1,11 @@
 // Turning credentials into a user: HTTP Basic API keys, and the
 // password/dev-mode endpoints that hand out API keys.
+import crypto from "node:crypto";
+import { sql } from "kysely";
 import { ApiError, invalidApiKey, rateLimited, realmDeactivated, userDeactivated } from "../errors.ts";
 import { passwordAuthEnabled, parseRealmSettings } from "../domain/realm-settings.ts";
 import { getDefaultRealm, getUserByDeliveryEmail, getUserByLoginEmail } from "../queries/users.ts";
+import { LOGIN_FAILURES_RULE } from "../rate-limit.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
 import { keysEqual, verifyPassword } from "./credentials.ts";
@@ -43,21 +46,66 @@ function grantFor(user: User): ApiKeyGrant {
   return { api_key: user.api_key, email: user.delivery_email, user_id: user.id };
 }
 
+interface CountedLogin {
+  key: string;
+  windowStart: number;
+}
+
+/**
+ * Counts a password login for `username` before its password is checked, in
+ * one statement that both dialects run atomically (an upsert that starts a
+ * new window when the old one has passed), so parallel guesses cannot all
+ * slip under the limit. Returns the window the attempt was counted in, or the
+ * seconds to wait when the username is locked.
+ */
+async function countLoginAttempt(services: Services, realmId: number, username: string): Promise<CountedLogin | { retryAfter: number }> {
+  const { windowSeconds, maxRequests } = LOGIN_FAILURES_RULE;
+  // Hashed: a bounded key whatever was typed.
+  const key = crypto.createHash("sha256").update(`${realmId}:${username.trim().toLowerCase()}`).digest("hex");
+  const now = services.now();
+  const expired = now - windowSeconds;
+  const row = await services.storage.db.transaction().execute(async (trx) => {
+    // Windows that have passed mean nothing: keep the table as small as the recent failures.
+    await trx.deleteFrom("login_failures").where("window_start", "<=", expired).execute();
+    return trx
+      .insertInto("login_failures")
+      .values({ key, window_start: now, attempts: 1 })
+      .onConflict((oc) =>
+        oc.column("key").doUpdateSet({
+          attempts: sql<number>`CASE WHEN login_failures.window_start <= ${expired} THEN 1 ELSE login_failures.attempts + 1 END`,
+          window_start: sql<number>`CASE WHEN login_failures.window_start <= ${expired} THEN ${now} ELSE login_failures.window_start END`,
+        }),
+      )
+      .returning(["key", "window_start", "attempts"])
+      .executeTakeFirstOrThrow();
+  });
+  if (row.attempts > maxRequests) return { retryAfter: row.window_start + windowSeconds - now };
+  return { key, windowStart: row.window_start };
+}
+
+/** A login that succeeded is not a failure: takes back the attempt counted in `windowStart`. */
+async function forgiveLoginAttempt(services: Services, { key, windowStart }: CountedLogin): Promise<void> {
+  await services.storage.db
+    .updateTable("login_failures")
+    .set({ attempts: sql<number>`attempts - 1` })
+    .where("key", "=", key)
+    .where("window_start", "=", windowStart)
+    .where("attempts", ">", 0)
+    .execute();
+}
+
 /** POST /fetch_api_key: username (email) and password. */
 export async function fetchApiKey(services: Services, username: string, password: string): Promise<ApiKeyGrant> {
   const realm = await realmForRequest(services);
-  // Failed guesses are limited per username, so a password cannot be brute-forced.
-  const limitKey = `${realm.id}:${username.trim().toLowerCase()}`;
-  const wait = services.loginLimiter.secondsUntilAllowed(limitKey, services.now());
-  if (wait > 0) throw rateLimited(wait);
+  // Guesses are limited per username, so a password cannot be brute-forced.
+  const counted = services.config.rateLimiting ? await countLoginAttempt(services, realm.id, username) : undefined;
+  if (counted && "retryAfter" in counted) throw rateLimited(counted.retryAfter);
   const user = await getUserByDeliveryEmail(services.storage.db, realm.id, username.trim());
   // Verify the password before revealing anything about the account's state;
   // verifyPassword takes as long for a missing account as for a wrong password.
   const passwordHash = user && !user.is_bot ? user.password_hash : null;
-  if (!(await verifyPassword(passwordHash, password)) || !user) {
-    services.loginLimiter.record(limitKey, services.now());
-    throw authenticationFailed();
-  }
+  if (!(await verifyPassword(passwordHash, password)) || !user) throw authenticationFailed();
+  if (counted) await forgiveLoginAttempt(services, counted);
   if (!user.is_active) throw userDeactivated();
   if (realm.deactivated) throw realmDeactivated();
   if (!passwordAuthEnabled(parseRealmSettings(realm.settings))) {

@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { authenticateApiKey, type Authenticated } from "../actions/auth.ts";
 import type { Services } from "../services.ts";
 import { isAdmin } from "../domain/roles.ts";
-import { mustBeAdmin, unauthorized } from "../errors.ts";
+import { mustBeAdmin, rateLimited, unauthorized } from "../errors.ts";
+import { API_BY_IP_RULE, apiByUserRule, type RateLimitRule } from "../rate-limit.ts";
 import { collectRawParams, parseParams, type ParamShape, type ParamsOf } from "./params.ts";
 
 export const API_PREFIX = "/api/v1";
@@ -48,6 +49,12 @@ interface RouteSpecBase<S extends ParamShape> {
 
 export interface AuthedRouteSpec<S extends ParamShape> extends RouteSpecBase<S> {
   auth: "api";
+  /**
+   * Counts the user's calls apart from the rest of the API: Zulip's event
+   * queue server (Tornado) keeps its own api_by_user buckets, so polling for
+   * events never eats into a client's budget for other calls.
+   */
+  rateLimitBucket?: "events";
   /** Zulip's @require_realm_admin: checked before any parameter is parsed. */
   adminOnly?: boolean;
   handler(request: ApiRequest, params: ParamsOf<S>): Promise<ReplyData | DeferredJson | void>;
@@ -124,7 +131,8 @@ function successJson(members: string, ignored: string[]): string {
 /** Writes a 200 JSON reply to a hijacked Fastify reply; never throws (a failure is logged and the connection dropped). */
 function writeJson(reply: FastifyReply, body: string, closeConnection: boolean): void {
   try {
-    const headers: OutgoingHttpHeaders = { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) };
+    // Headers set before the reply was hijacked (the rate-limit ones) go out with it.
+    const headers: OutgoingHttpHeaders = { ...(reply.getHeaders() as OutgoingHttpHeaders), "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) };
     if (closeConnection) headers.connection = "close";
     reply.raw.writeHead(200, headers);
     reply.raw.end(body);
@@ -149,13 +157,22 @@ export function registerRoutes(app: FastifyInstance, services: Services, methods
       method: route.method,
       url,
       // Credentials are checked before the body is read, so strangers cannot make the server buffer uploads.
-      ...(route.auth === "api"
-        ? {
-            onRequest: async (request: FastifyRequest) => {
-              authenticated.set(request, await authenticate(services, request));
-            },
-          }
-        : {}),
+      onRequest:
+        route.auth === "api"
+          ? async (request: FastifyRequest, reply: FastifyReply) => {
+              let authed: Authenticated;
+              try {
+                authed = await authenticate(services, request);
+              } catch (error) {
+                // Bad credentials count against the address, like unauthenticated calls.
+                limitByIp(services, request, reply);
+                throw error;
+              }
+              const bucket = route.rateLimitBucket === undefined ? "" : `:${route.rateLimitBucket}`;
+              applyRateLimit(services, reply, `user:${authed.user.id}${bucket}`, apiByUserRule(services.config.apiRateLimitPerMinute));
+              authenticated.set(request, authed);
+            }
+          : async (request: FastifyRequest, reply: FastifyReply) => limitByIp(services, request, reply),
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const authed = authenticated.get(request);
         // Not kept for the life of the request: a waiting long-poll would hold its own copy of the user and organization rows.
@@ -177,6 +194,25 @@ export function registerRoutes(app: FastifyInstance, services: Services, methods
       },
     });
   }
+}
+
+/**
+ * Counts a call against Zulip's rate limits; sets X-RateLimit-Limit,
+ * -Remaining and -Reset on the reply (errors included) and throws the 429
+ * when the key is over its limit.
+ */
+function applyRateLimit(services: Services, reply: FastifyReply, key: string, rule: RateLimitRule): void {
+  if (!services.config.rateLimiting) return;
+  const result = services.apiLimiter.hit(key, rule);
+  reply.header("X-RateLimit-Limit", String(result.limit));
+  reply.header("X-RateLimit-Remaining", String(result.remaining));
+  reply.header("X-RateLimit-Reset", String(result.resetAt));
+  if (result.limited) throw rateLimited(result.secondsToFreedom);
+}
+
+/** Zulip's api_by_ip: unauthenticated calls (logins, invitation keys, server settings) per client address. */
+export function limitByIp(services: Services, request: FastifyRequest, reply: FastifyReply): void {
+  applyRateLimit(services, reply, `ip:${request.ip}`, API_BY_IP_RULE);
 }
 
 const authenticated = new WeakMap<FastifyRequest, Authenticated>();

@@ -79,6 +79,7 @@ export const eventsRoutes = [
     method: "GET",
     path: "/events",
     auth: "api",
+    rateLimitBucket: "events",
     params: {
       queue_id: param.string(),
       last_event_id: param.int(),
@@ -117,6 +118,7 @@ export const eventsRoutes = [
     method: "DELETE",
     path: "/events",
     auth: "api",
+    rateLimitBucket: "events",
     params: { queue_id: param.string().required() },
     handler: async (request, { queue_id }) => {
       const { queues } = request.services;

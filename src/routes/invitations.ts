@@ -19,7 +19,7 @@ import { INVITE_AS_VALUES, MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, parseInviteeE
 import { Role } from "../domain/roles.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { check, param } from "../http/params.ts";
-import { defineRoute, type MethodTable } from "../http/route.ts";
+import { defineRoute, limitByIp, type MethodTable } from "../http/route.ts";
 import type { Services } from "../services.ts";
 
 /** At most 100 years: longer is "never", which is null. */
@@ -198,8 +198,13 @@ export function joinPageRoutes(app: FastifyInstance, services: Services, methods
   const path = "/join/:key";
   methods.add(path, "GET");
   methods.add(path, "POST");
-  app.get<{ Params: { key: string } }>(path, async (request, reply) => formPage(services, reply, request.params.key));
+  // Invitation keys are guessed by address, like every unauthenticated call.
+  app.get<{ Params: { key: string } }>(path, async (request, reply) => {
+    limitByIp(services, request, reply);
+    return formPage(services, reply, request.params.key);
+  });
   app.post<{ Params: { key: string } }>(path, async (request, reply) => {
+    limitByIp(services, request, reply);
     const body = (request.body ?? {}) as Record<string, unknown>;
     const field = (name: string) => (typeof body[name] === "string" ? (body[name] as string) : undefined);
     try {

@@ -320,6 +320,13 @@ export interface PushDeviceTokenTable {
   last_updated: number;
 }
 
+/** Failed password logins for one username in its current window (Zulip's authenticate_by_username). */
+export interface LoginFailureTable {
+  key: string;
+  window_start: number;
+  attempts: number;
+}
+
 /** A custom profile field of an organization (Zulip's CustomProfileField). */
 export interface CustomProfileFieldTable {
   id: Generated<number>;
@@ -392,6 +399,7 @@ export interface Database {
   invitation_sends: InvitationSendTable;
   push_device_tokens: PushDeviceTokenTable;
   push_devices: PushDeviceTable;
+  login_failures: LoginFailureTable;
   custom_profile_fields: CustomProfileFieldTable;
   custom_profile_field_values: CustomProfileFieldValueTable;
 }
