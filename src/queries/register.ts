@@ -32,6 +32,7 @@ import { navigationViewsOf } from "./navigation-views.ts";
 import { pushDevicesState } from "./push-devices.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
+import { serverEmojiDataUrl } from "./emoji-data.ts";
 import { realmIconUrl } from "./server-settings.ts";
 import { undeliveredReminders, undeliveredScheduledMessages } from "./scheduled-messages.ts";
 import { activeUserIdsAmong, settingValueForApi, userGroupObjects } from "./user-groups.ts";
@@ -239,7 +240,7 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
     server_name_changes_disabled: false,
     server_web_public_streams_enabled: false,
     server_needs_upgrade: false,
-    server_emoji_data_url: `${url}/static/generated/emoji/emoji_api.json`,
+    server_emoji_data_url: serverEmojiDataUrl(url),
     server_jitsi_server_url: "https://meet.jit.si",
     jitsi_server_url: settings.jitsi_server_url ?? "https://meet.jit.si",
     server_can_summarize_topics: false,

@@ -1,4 +1,4 @@
-// Avatars and the organization icon.
+// Avatars, the organization icon and the emoji data document.
 //
 // API: POST/DELETE /users/me/avatar and POST/DELETE /realm/icon (multipart
 // image uploads, received by routes/uploads.ts's file receiver).
@@ -8,6 +8,7 @@
 //   /user_avatars/{realm_id}/{hash}.png, -medium.png       uploaded avatars
 //   /user_avatars/{realm_id}/default/{user_id}.png, -medium.png  generated ones
 //   /user_avatars/{realm_id}/realm/icon.png?version=N      the organization icon
+//   /static/generated/emoji/emoji_api[.{hash}].json        server_emoji_data_url
 // and /avatar/{user_id or email}[/medium], Zulip's authenticated redirect to
 // a user's current avatar (what zulip-flutter falls back to without avatar_url).
 import { createReadStream } from "node:fs";
@@ -31,6 +32,7 @@ import {
 import { noSuchUser } from "../errors.ts";
 import { basicCredentials, defineRoute, type MethodTable } from "../http/route.ts";
 import { identiconPng } from "../images.ts";
+import { EMOJI_DATA_PATH, emojiDataFile } from "../queries/emoji-data.ts";
 import { getRealm, getUserById, getUserByLoginEmail } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import { receivedUploads } from "./uploads.ts";
@@ -176,4 +178,26 @@ export function avatarFileRoutes(app: FastifyInstance, services: Services, metho
   app.get("/avatar/:email_or_id", redirectToAvatar(false));
   methods.add("/avatar/:email_or_id/medium", "GET");
   app.get("/avatar/:email_or_id/medium", redirectToAvatar(true));
+
+  // server_emoji_data_url. The current hash is cached for good; the plain name, or an older
+  // hash a client kept from before an upgrade, gets the current document to be checked again.
+  methods.add(`${EMOJI_DATA_PATH}/:file_name`, "GET");
+  app.get<{ Params: { file_name: string } }>(`${EMOJI_DATA_PATH}/:file_name`, async (request, reply) => {
+    const match = /^emoji_api(?:\.([0-9a-f]{16}))?\.json$/.exec(request.params.file_name);
+    if (!match) return notFound(reply);
+    const data = emojiDataFile();
+    const etag = `"${data.hash}"`;
+    reply.headers({
+      "cache-control": match[1] === data.hash ? CACHE_FOREVER : CACHE_REVALIDATE,
+      etag,
+      vary: "Accept-Encoding",
+      // Clients fetch it without credentials, from any origin (as Zulip's static files allow).
+      "access-control-allow-origin": "*",
+      "x-content-type-options": "nosniff",
+    });
+    if (clientHas(request, etag)) return reply.status(304).send();
+    reply.header("content-type", "application/json");
+    if (/\bgzip\b/.test(String(request.headers["accept-encoding"] ?? ""))) return reply.header("content-encoding", "gzip").send(data.gzip);
+    return reply.send(data.json);
+  });
 }
