@@ -7,7 +7,7 @@ import pino from "pino";
 import { maxUploadBytes } from "./domain/uploads.ts";
 import { ApiError } from "./errors.ts";
 import { MethodTable, registerRoutes, type Route } from "./http/route.ts";
-import { avatarRoutes } from "./routes/avatars.ts";
+import { avatarFileRoutes, avatarRoutes } from "./routes/avatars.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { channelFoldersRoutes } from "./routes/channel-folders.ts";
 import { channelsRoutes } from "./routes/channels.ts";
@@ -54,6 +54,7 @@ export const API_ROUTES: readonly Route[] = [
   ...uploadRoutes,
   ...reactionRoutes,
   ...realmEmojiRoutes,
+  ...avatarRoutes,
   ...scheduledMessageRoutes,
   ...savedSnippetsRoutes,
   ...navigationViewsRoutes,
@@ -175,7 +176,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   });
 
   registerRoutes(app, services, methods, API_ROUTES);
-  avatarRoutes(app, services, methods);
+  avatarFileRoutes(app, services, methods);
   uploadFileRoutes(app, services, methods);
   realmEmojiFileRoutes(app, services, methods);
   joinPageRoutes(app, services, methods);

@@ -776,27 +776,27 @@ describe("GET /server_settings", () => {
 // ---------------------------------------------------------------------------
 
 describe("images", () => {
-  test("GET /avatar/{id}?v=1 from avatar_url: 200 image/svg+xml, no authentication", async () => {
+  // Clients show these without credentials; test/avatars.test.ts covers them in depth.
+  test("avatar_url: a PNG under /user_avatars/, no authentication; its -medium.png too", async () => {
     const self = await me(t.users.member);
     const avatar = new URL(self.avatar_url);
     assert.equal(avatar.origin, REALM_URL);
-    assert.equal(avatar.pathname, `/avatar/${t.users.member.id}`);
-    assert.equal(avatar.search, "?v=1");
-    for (const path of [avatar.pathname + avatar.search, `${avatar.pathname}/medium${avatar.search}`]) {
-      const response = await raw(t, "GET", path);
+    assert.equal(avatar.pathname, `/user_avatars/${t.realm.id}/default/${t.users.member.id}.png`);
+    assert.equal(avatar.search, "?version=1");
+    for (const path of [avatar.pathname, avatar.pathname.replace(/\.png$/, "-medium.png")]) {
+      const response: Response = await fetch(t.url + path + avatar.search);
       assert.equal(response.status, 200, path);
-      assert.match(response.headers.get("content-type") ?? "", /^image\/svg\+xml/, path);
-      assert.match(String(response.body), /^<svg[\s>]/, path);
+      assert.equal(response.headers.get("content-type"), "image/png", path);
+      assert.deepEqual([...new Uint8Array(await response.arrayBuffer()).subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], path);
     }
   });
 
-  test("GET /realm_icon.svg: 200 image/svg+xml", async () => {
+  test("realm_icon: a PNG, no authentication", async () => {
     const settings = assertSuccess(await t.api(null, "GET", "/server_settings"));
     const icon = new URL(settings.realm_icon);
-    assert.equal(icon.pathname, "/realm_icon.svg");
-    const response = await raw(t, "GET", icon.pathname + icon.search);
+    assert.equal(icon.pathname, `/user_avatars/${t.realm.id}/realm/icon.png`);
+    const response = await fetch(t.url + icon.pathname + icon.search);
     assert.equal(response.status, 200);
-    assert.match(response.headers.get("content-type") ?? "", /^image\/svg\+xml/);
-    assert.match(String(response.body), /^<svg[\s>]/);
+    assert.equal(response.headers.get("content-type"), "image/png");
   });
 });

@@ -22,7 +22,7 @@ after(() => t?.close());
 
 const FAKE_DOMAIN = "parley.test";
 const fakeEmail = (id: number): string => `user${id}@${FAKE_DOMAIN}`;
-const avatarUrlOf = (id: number): string => `http://parley.test/avatar/${id}?v=1`;
+const avatarUrlOf = (id: number): string => `http://parley.test/user_avatars/${t.realm.id}/default/${id}.png?version=1`;
 
 let counter = 0;
 /** A unique, valid full name (no digits right after a '|'). */

@@ -176,6 +176,21 @@ function buildTables(): void {
 
 buildTables();
 
+/**
+ * Every emoji code with all the names that mean it, the canonical one first:
+ * the `code_to_names` of Zulip's emoji_api.json (server_emoji_data_url), which
+ * clients use for their emoji picker and autocomplete.
+ */
+export function emojiCodeToNames(): Record<string, string[]> {
+  const result: Record<string, string[]> = {};
+  for (const [code, canonical] of codeToName) result[code] = [canonical];
+  for (const [name, code] of nameToCode) {
+    const names = result[code];
+    if (names && names[0] !== name) names.push(name);
+  }
+  return result;
+}
+
 /** Emoji code of an emoji character sequence: hex code points, U+FE0F dropped. */
 export function emojiCodeOf(sequence: string): string {
   const parts: string[] = [];

@@ -3,6 +3,7 @@
 // narrows and anchors.
 import { sql, type AliasedSelectQueryBuilder, type Expression, type ExpressionBuilder, type Kysely, type SqlBool, type Transaction } from "kysely";
 import type { Config } from "../config.ts";
+import type { AvatarFields } from "../domain/avatar.ts";
 import { canReadChannelHistory, hasContentAccess } from "../domain/channels.ts";
 import type { Actor } from "../domain/group-settings.ts";
 import { visibleEditHistory, type EditHistoryEntry } from "../domain/message-edit.ts";
@@ -80,11 +81,9 @@ export interface MessageFormat {
   editHistoryVisibility: "all" | "moves" | "none";
 }
 
-export interface SenderInfo {
-  id: number;
+export interface SenderInfo extends AvatarFields {
   email: string;
   full_name: string;
-  avatar_version: number;
 }
 
 /** What serializing a set of messages needs besides their rows. */
@@ -146,7 +145,7 @@ export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly Me
     else dmRecipientIds.add(row.recipient_id);
   }
   const ids = rows.map((r) => r.id);
-  const usersByIds = (userIds: Iterable<number>) => db.selectFrom("users").select(["id", "email", "full_name", "avatar_version"]).where("id", "in", [...userIds]).execute();
+  const usersByIds = (userIds: Iterable<number>) => db.selectFrom("users").select(["id", "realm_id", "email", "full_name", "avatar_source", "avatar_version", "avatar_hash"]).where("id", "in", [...userIds]).execute();
   // The senders are read with the rest; other direct-message participants need a second round trip.
   const [dmRows, channelRows, reactionRows, senders] = await Promise.all([
     dmRecipientIds.size === 0 ? [] : db.selectFrom("recipients").select(["id", "dm_key"]).where("id", "in", [...dmRecipientIds]).execute(),

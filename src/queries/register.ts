@@ -17,6 +17,7 @@ import {
 import { parseRealmSettings, REALM_GROUP_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES, type RealmGroupSettingName, type RealmSettings } from "../domain/realm-settings.ts";
 import { isAdmin, isGuest, isModerator, isOwner } from "../domain/roles.ts";
 import { renderDescription } from "../domain/text.ts";
+import { MAX_AVATAR_FILE_SIZE_MIB, MAX_ICON_FILE_SIZE_MIB } from "../domain/avatar.ts";
 import { MAX_REMINDER_NOTE_LENGTH } from "../domain/scheduled-messages.ts";
 import { EMOJISET_CHOICES, legacyEventOf, NOTIFICATION_SOUNDS, parseUserSettings, USER_SETTING_DEFAULTS, USER_SETTING_NAMES } from "../domain/user-settings.ts";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../domain/users.ts";
@@ -31,6 +32,7 @@ import { navigationViewsOf } from "./navigation-views.ts";
 import { pushDevicesState } from "./push-devices.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
+import { serverEmojiDataUrl } from "./emoji-data.ts";
 import { realmIconUrl } from "./server-settings.ts";
 import { undeliveredReminders, undeliveredScheduledMessages } from "./scheduled-messages.ts";
 import { activeUserIdsAmong, settingValueForApi, userGroupObjects } from "./user-groups.ts";
@@ -189,8 +191,8 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
     realm_url: url,
     realm_uri: url,
     realm_bot_domain: services.config.fakeEmailDomain,
-    realm_icon_url: realmIconUrl(services),
-    realm_icon_source: "G",
+    realm_icon_url: realmIconUrl(services, realm),
+    realm_icon_source: realm.icon_source,
     realm_logo_url: `${url}/static/images/logo/zulip-org-logo.svg?version=0`,
     realm_logo_source: "D",
     realm_night_logo_url: `${url}/static/images/logo/zulip-org-logo.svg?version=0`,
@@ -213,8 +215,8 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
     realm_wildcard_mention_policy: 5,
     zulip_plan_is_not_limited: true,
     upgrade_text_for_wide_organization_logo: "",
-    max_avatar_file_size_mib: 5,
-    max_icon_file_size_mib: 5,
+    max_avatar_file_size_mib: MAX_AVATAR_FILE_SIZE_MIB,
+    max_icon_file_size_mib: MAX_ICON_FILE_SIZE_MIB,
     max_logo_file_size_mib: 5,
     max_file_upload_size_mib: services.config.maxFileUploadSizeMib,
     max_stream_name_length: MAX_STREAM_NAME_LENGTH,
@@ -238,7 +240,7 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
     server_name_changes_disabled: false,
     server_web_public_streams_enabled: false,
     server_needs_upgrade: false,
-    server_emoji_data_url: `${url}/static/generated/emoji/emoji_api.json`,
+    server_emoji_data_url: serverEmojiDataUrl(url),
     server_jitsi_server_url: "https://meet.jit.si",
     jitsi_server_url: settings.jitsi_server_url ?? "https://meet.jit.si",
     server_can_summarize_topics: false,
@@ -287,7 +289,7 @@ async function usersState(db: Db, services: Services, realm: Realm, user: User, 
     cross_realm_bots: crossRealmBots,
     avatar_source: user.avatar_source,
     avatar_url: avatarUrl(services.config, user),
-    avatar_url_medium: `${avatarUrl(services.config, user)}&s=medium`,
+    avatar_url_medium: avatarUrl(services.config, user, true),
     can_create_private_streams: canPrivate,
     can_create_public_streams: canPublic,
     can_create_web_public_streams: canWebPublic,

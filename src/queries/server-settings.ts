@@ -1,5 +1,6 @@
 // GET /server_settings: what an unauthenticated client may learn about the
 // server and its organization.
+import { realmIconUrl as realmIconUrlFor } from "../domain/avatar.ts";
 import { renderDescription } from "../domain/text.ts";
 import { parseRealmSettings, passwordAuthEnabled } from "../domain/realm-settings.ts";
 import type { Services } from "../services.ts";
@@ -9,8 +10,8 @@ import { SERVICE_FEATURE_LEVEL, SERVICE_MERGE_BASE, SERVICE_VERSION } from "../v
 /** The external identity providers Zulip knows; none is configured in Parley. */
 const EXTERNAL_PROVIDERS = ["github", "gitlab", "azuread", "google", "apple"] as const;
 
-export function realmIconUrl(services: Services): string {
-  return `${services.config.externalUrl}/realm_icon.svg?version=1`;
+export function realmIconUrl(services: Services, realm: Pick<Realm, "id" | "icon_version">): string {
+  return realmIconUrlFor(services.config.externalUrl, realm);
 }
 
 
@@ -45,7 +46,7 @@ export function serverSettings(services: Services, realm: Realm, userAgent: stri
     realm_url: realmUrl,
     realm_uri: realmUrl,
     realm_name: realm.name,
-    realm_icon: realmIconUrl(services),
+    realm_icon: realmIconUrl(services, realm),
     realm_description: renderDescription(realm.description),
     // Needs spectator access and a web-public channel; Parley has no web-public channels yet.
     realm_web_public_access_enabled: false,

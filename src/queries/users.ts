@@ -2,6 +2,7 @@
 // user object (REST replies, register's initial state and events all use it).
 import type { Kysely } from "kysely";
 import type { Config } from "../config.ts";
+import { avatarUrl as avatarUrlFor, type AvatarFields } from "../domain/avatar.ts";
 import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
 import { seesDeliveryEmail } from "../domain/users.ts";
 import { isStorableId } from "../storage/database.ts";
@@ -45,8 +46,9 @@ export function isoTimestamp(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "+00:00");
 }
 
-export function avatarUrl(config: Config, user: Pick<User, "id" | "avatar_version">): string {
-  return `${config.externalUrl}/avatar/${user.id}?v=${user.avatar_version}`;
+/** A user's avatar_url (or avatar_url_medium): see domain/avatar.ts. */
+export function avatarUrl(config: Config, user: AvatarFields, medium = false): string {
+  return avatarUrlFor(config.externalUrl, user, medium);
 }
 
 export function formatUser(config: Config, user: User, viewer: Viewer, options: FormatOptions = {}): ApiUser {
@@ -65,8 +67,8 @@ export function formatUser(config: Config, user: User, viewer: Viewer, options: 
     bot_type: user.is_bot ? user.bot_type : null,
     role: user.role,
     timezone: user.timezone,
-    // Default avatars are served by this server, not an external provider, so
-    // there is never a URL for the client to compute itself: never null.
+    // Default avatars are drawn by this server, not an external provider
+    // (Gravatar), so there is never a URL for the client to compute itself: never null.
     avatar_url: avatarUrl(config, user),
     avatar_version: user.avatar_version,
   };

@@ -13,6 +13,7 @@ import { param } from "../http/params.ts";
 import { defineRoute, type MethodTable } from "../http/route.ts";
 import { realmEmojiDict } from "../queries/realm-emoji.ts";
 import type { Services } from "../services.ts";
+import { IMAGE_SECURITY_HEADERS } from "./avatars.ts";
 import { receivedUploads } from "./uploads.ts";
 
 export const realmEmojiRoutes = [
@@ -46,10 +47,8 @@ export const realmEmojiRoutes = [
   }),
 ];
 
-/** What Zulip's nginx sends with uploaded images: nothing in them may run or load anything. */
 const IMAGE_HEADERS = {
-  "content-security-policy": "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'; object-src 'self';",
-  "x-content-type-options": "nosniff",
+  ...IMAGE_SECURITY_HEADERS,
   // A file name is never reused for other contents.
   "cache-control": "public, max-age=31536000, immutable",
 };

@@ -25,6 +25,7 @@ import {
   type ReceivedUpload,
 } from "../actions/uploads.ts";
 import type { Config } from "../config.ts";
+import { imageFileTooLarge, MAX_AVATAR_FILE_SIZE_MIB, MAX_ICON_FILE_SIZE_MIB } from "../domain/avatar.ts";
 import { emojiFileTooLarge, maxEmojiFileBytes } from "../domain/emoji.ts";
 import {
   contentDisposition,
@@ -55,11 +56,14 @@ interface FileLimit {
 
 /**
  * The endpoints (POST, by route URL) that keep the file a multipart request
- * sends: file uploads, and custom emoji images (Zulip's MAX_EMOJI_FILE_SIZE_MIB).
+ * sends: file uploads, custom emoji images (Zulip's MAX_EMOJI_FILE_SIZE_MIB),
+ * avatars and the organization icon (MAX_AVATAR_FILE_SIZE_MIB, MAX_ICON_FILE_SIZE_MIB).
  */
 const FILE_ENDPOINTS: Readonly<Record<string, (config: Config) => FileLimit>> = {
   [`${API_PREFIX}/user_uploads`]: (config) => ({ maxBytes: maxUploadBytes(config.maxFileUploadSizeMib), tooLarge: () => fileTooLarge(config.maxFileUploadSizeMib) }),
   [`${API_PREFIX}/realm/emoji/:emoji_name`]: () => ({ maxBytes: maxEmojiFileBytes(), tooLarge: emojiFileTooLarge }),
+  [`${API_PREFIX}/users/me/avatar`]: () => ({ maxBytes: maxUploadBytes(MAX_AVATAR_FILE_SIZE_MIB), tooLarge: () => imageFileTooLarge(MAX_AVATAR_FILE_SIZE_MIB) }),
+  [`${API_PREFIX}/realm/icon`]: () => ({ maxBytes: maxUploadBytes(MAX_ICON_FILE_SIZE_MIB), tooLarge: () => imageFileTooLarge(MAX_ICON_FILE_SIZE_MIB) }),
 };
 
 function fileEndpoint(request: FastifyRequest): ((config: Config) => FileLimit) | undefined {

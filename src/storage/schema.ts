@@ -13,6 +13,10 @@ export interface RealmTable {
   deactivated: ColumnType<boolean, boolean | undefined, boolean>;
   /** JSON object of organization settings; keys not present take the defaults in domain/realm-settings. */
   settings: string;
+  /** 'G': the generated default icon, 'U': uploaded. */
+  icon_source: ColumnType<string, string | undefined, string>;
+  /** Incremented by every icon change: the ?version= of the icon's URL. */
+  icon_version: ColumnType<number, number | undefined, number>;
 }
 
 export interface UserTable {
@@ -35,9 +39,11 @@ export interface UserTable {
   /** Notification Bot, Welcome Bot: owned by the server, not listed with the organization's users. */
   is_system_bot: ColumnType<boolean, boolean | undefined, boolean>;
   timezone: string;
-  /** 'G': default avatar, 'U': uploaded. */
+  /** 'G': the generated default avatar, 'U': uploaded. */
   avatar_source: string;
   avatar_version: number;
+  /** The uploaded avatar's random file name (avatars/{realm_id}/{avatar_hash}.png); null for the default. */
+  avatar_hash: ColumnType<string | null, string | null | undefined, string | null>;
   email_address_visibility: number;
   date_joined: number;
   /** JSON object of personal settings that differ from the defaults in domain/user-settings. */
