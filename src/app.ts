@@ -32,6 +32,7 @@ import { settingsRoutes } from "./routes/settings.ts";
 import { userRoutes } from "./routes/users.ts";
 import { customProfileFieldRoutes } from "./routes/custom-profile-fields.ts";
 import { invitationRoutes, joinPageRoutes } from "./routes/invitations.ts";
+import { userStatusRoutes } from "./routes/user-status.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
@@ -59,6 +60,7 @@ export const API_ROUTES: readonly Route[] = [
   ...navigationViewsRoutes,
   ...invitationRoutes,
   ...pushRoutes,
+  ...userStatusRoutes,
 ];
 
 function bodyTooLarge(): Error {

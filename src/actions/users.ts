@@ -405,6 +405,24 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
 }
 
 /**
+ * One personal setting changed inside the caller's transaction, with its
+ * events as PATCH /settings makes them: POST /users/me/status's
+ * legacy `away` is the inverse of presence_enabled. Setting the current value
+ * changes nothing and sends nothing.
+ */
+export async function changePersonalSetting(trx: Trx, pending: PendingEvents, realm: Realm, user: User, name: UserSettingName, value: unknown): Promise<void> {
+  const checked = checkUserSetting(name, value);
+  const stored = (await trx.selectFrom("users").select("settings").where("id", "=", user.id).executeTakeFirstOrThrow()).settings;
+  if (parseUserSettings(stored)[name] === checked) return;
+  await trx
+    .updateTable("users")
+    .set({ settings: JSON.stringify({ ...JSON.parse(stored), [name]: checked }) })
+    .where("id", "=", user.id)
+    .execute();
+  queueSettingEvents(pending, realm.id, user, name, checked, legacyEventOf(name));
+}
+
+/**
  * A personal setting's events, to the user's own clients: user_settings, and
  * for clients that predate it (no user_settings_object capability) the legacy
  * event of the setting's group.

@@ -27,6 +27,7 @@ import { alertWordsOf } from "./alert-words.ts";
 import { listChannelFolders } from "./channel-folders.ts";
 import { realmEmojiDict } from "./realm-emoji.ts";
 import { savedSnippetsOf } from "./saved-snippets.ts";
+import { userStatusState } from "./user-status.ts";
 import { navigationViewsOf } from "./navigation-views.ts";
 import { pushDevicesState } from "./push-devices.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
@@ -144,7 +145,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
     if (wants("update_display_settings")) Object.assign(state, legacySettings(user, "display"));
     if (wants("update_global_notifications")) Object.assign(state, legacySettings(user, "notifications"));
   }
-  if (wants("user_status")) state.user_status = {};
+  if (wants("user_status")) state.user_status = await userStatusState(db, realm.id);
   if (wants("video_calls")) state.has_zoom_token = false;
   if (wants("giphy")) state.giphy_api_key = "";
   return state;
