@@ -33,6 +33,7 @@ import { userRoutes } from "./routes/users.ts";
 import { customProfileFieldRoutes } from "./routes/custom-profile-fields.ts";
 import { invitationRoutes, joinPageRoutes } from "./routes/invitations.ts";
 import { userStatusRoutes } from "./routes/user-status.ts";
+import { mutedUsersRoutes } from "./routes/muted-users.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
@@ -61,6 +62,7 @@ export const API_ROUTES: readonly Route[] = [
   ...invitationRoutes,
   ...pushRoutes,
   ...userStatusRoutes,
+  ...mutedUsersRoutes,
 ];
 
 function bodyTooLarge(): Error {

@@ -27,6 +27,7 @@ import { alertWordsOf } from "./alert-words.ts";
 import { listChannelFolders } from "./channel-folders.ts";
 import { realmEmojiDict } from "./realm-emoji.ts";
 import { savedSnippetsOf } from "./saved-snippets.ts";
+import { mutedUsersOf } from "./muted-users.ts";
 import { userStatusState } from "./user-status.ts";
 import { navigationViewsOf } from "./navigation-views.ts";
 import { pushDevicesState } from "./push-devices.ts";
@@ -101,7 +102,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   // Clients without the empty_topic_name capability see the empty topic under its display name.
   const emptyTopicName = request.capabilities.empty_topic_name ? null : settings.empty_topic_display_name;
   if (wants("user_topic")) state.user_topics = await userTopics(db, user.id, emptyTopicName);
-  if (wants("muted_users")) state.muted_users = [];
+  if (wants("muted_users")) state.muted_users = await mutedUsersOf(db, user.id);
   if (wants("presence")) {
     state.presences = {};
     state.server_timestamp = Date.now() / 1000;
