@@ -34,6 +34,7 @@ import { customProfileFieldRoutes } from "./routes/custom-profile-fields.ts";
 import { invitationRoutes, joinPageRoutes } from "./routes/invitations.ts";
 import { userStatusRoutes } from "./routes/user-status.ts";
 import { mutedUsersRoutes } from "./routes/muted-users.ts";
+import { draftsRoutes } from "./routes/drafts.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
@@ -63,6 +64,7 @@ export const API_ROUTES: readonly Route[] = [
   ...pushRoutes,
   ...userStatusRoutes,
   ...mutedUsersRoutes,
+  ...draftsRoutes,
 ];
 
 function bodyTooLarge(): Error {

@@ -27,6 +27,8 @@ import { alertWordsOf } from "./alert-words.ts";
 import { listChannelFolders } from "./channel-folders.ts";
 import { realmEmojiDict } from "./realm-emoji.ts";
 import { savedSnippetsOf } from "./saved-snippets.ts";
+import { MAX_DRAFTS_IN_REGISTER } from "../domain/drafts.ts";
+import { recentDraftsOf } from "./drafts.ts";
 import { mutedUsersOf } from "./muted-users.ts";
 import { userStatusState } from "./user-status.ts";
 import { navigationViewsOf } from "./navigation-views.ts";
@@ -91,7 +93,8 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   }
   if (wants("onboarding_steps")) state.onboarding_steps = [];
   if (wants("message")) state.max_message_id = await maxMessageId(db, user.id);
-  if (wants("drafts")) state.drafts = [];
+  // Synchronization off leaves no drafts on the server, so this is [] then too.
+  if (wants("drafts")) state.drafts = await recentDraftsOf(db, user.id, MAX_DRAFTS_IN_REGISTER);
   if (wants("saved_snippets")) state.saved_snippets = await savedSnippetsOf(db, user.id);
   if (wants("navigation_views")) state.navigation_views = await navigationViewsOf(db, user.id);
   if (wants("push_device")) state.push_devices = await pushDevicesState(db, user.id);
