@@ -32,6 +32,9 @@ import { settingsRoutes } from "./routes/settings.ts";
 import { userRoutes } from "./routes/users.ts";
 import { customProfileFieldRoutes } from "./routes/custom-profile-fields.ts";
 import { invitationRoutes, joinPageRoutes } from "./routes/invitations.ts";
+import { userStatusRoutes } from "./routes/user-status.ts";
+import { mutedUsersRoutes } from "./routes/muted-users.ts";
+import { draftsRoutes } from "./routes/drafts.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
@@ -60,6 +63,9 @@ export const API_ROUTES: readonly Route[] = [
   ...navigationViewsRoutes,
   ...invitationRoutes,
   ...pushRoutes,
+  ...userStatusRoutes,
+  ...mutedUsersRoutes,
+  ...draftsRoutes,
 ];
 
 function bodyTooLarge(): Error {

@@ -34,6 +34,7 @@ import { ApiError, badRequest } from "../errors.ts";
 import type { PendingEvents } from "../events/notifier.ts";
 import { renderMarkdown, type RenderedMessage } from "../markdown/render.ts";
 import { alertWordsByUser } from "../queries/alert-words.ts";
+import { mutingUserIds } from "../queries/muted-users.ts";
 import { attachmentObjects, canAccessAttachment, uploadSpaceUsed } from "../queries/attachments.ts";
 import { channelFacts } from "../queries/channels.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
@@ -424,13 +425,16 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
 
   // has_alert_word: recipients (not the sender) whose alert words the message's visible text contains.
   const alerted = await alertedUsers(db, conversation.recipients.filter((u) => u.id !== sender.id).map((u) => u.id), rendered.html);
+  // Recipients who muted the sender get the message already read, mentions included (Zulip's
+  // muted_sender_user_ids): one indexed look-up by sender, whatever the number of recipients.
+  const mutedBy = await mutingUserIds(db, sender.id);
   const attachments = await claimableAttachments(db, realm.id, actor, rendered.uploadPathIds);
   // has_attachment means the message claims an upload, not merely that it links one.
   const hasAttachment = attachments.length > 0;
   const readBySender = request.readBySender ?? defaultReadBySender(request.clientName);
   const flagsOf = (user: RecipientUser): number => {
     let flags = channel ? 0 : Flag.IS_PRIVATE;
-    if ((user.id === sender.id && readBySender) || request.readBy?.has(user.id)) flags |= Flag.READ;
+    if ((user.id === sender.id && readBySender) || request.readBy?.has(user.id) || mutedBy.has(user.id)) flags |= Flag.READ;
     if (mentioned.has(user.id)) flags |= Flag.MENTIONED;
     if (alerted.has(user.id)) flags |= Flag.HAS_ALERT_WORD;
     // Zulip counts group members as mentioned; it does not set group_mentioned when sending.

@@ -38,6 +38,7 @@ import { subscribeNewUser, subscribeToDefaultChannels } from "./subscriptions.ts
 import { getChannel, metadataAudiences, usersWithMetadataAccess } from "../queries/channels.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { applyAdminProfileData } from "./custom-profile-fields.ts";
+import { discardAllDrafts } from "./drafts.ts";
 import type { ProfileValue } from "../domain/custom-profile-fields.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -396,12 +397,44 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
     if (Object.keys(changes).length === 0) return;
     await trx.updateTable("users").set(changes).where("id", "=", actor.id).execute();
     if (changes.full_name !== undefined) await queueUserUpdate(trx, pending, realm.id, { user_id: actor.id, full_name: changes.full_name });
-    for (const [name, value] of changed) queueSettingEvents(pending, realm.id, actor, name, value, legacyEventOf(name));
+    for (const [name, value] of changed) {
+      await settingSideEffects(trx, actor, name, value);
+      queueSettingEvents(pending, realm.id, actor, name, value, legacyEventOf(name));
+    }
     if (changes.timezone !== undefined) {
       queueSettingEvents(pending, realm.id, actor, "timezone", changes.timezone, "display");
       await queueUserUpdate(trx, pending, realm.id, { email: actor.email, user_id: actor.id, timezone: changes.timezone });
     }
   });
+}
+
+/**
+ * What changing a personal setting does beyond storing it. Turning draft
+ * synchronization off deletes the user's drafts on the server, without
+ * `drafts` events: the clients keep their local copies (Zulip's
+ * do_change_user_setting).
+ */
+async function settingSideEffects(trx: Trx, user: User, name: UserSettingName, value: unknown): Promise<void> {
+  if (name === "enable_drafts_synchronization" && value === false) await discardAllDrafts(trx, user.id);
+}
+
+/**
+ * One personal setting changed inside the caller's transaction, with its side
+ * effects and events as PATCH /settings makes them: POST /users/me/status's
+ * legacy `away` is the inverse of presence_enabled. Setting the current value
+ * changes nothing and sends nothing.
+ */
+export async function changePersonalSetting(trx: Trx, pending: PendingEvents, realm: Realm, user: User, name: UserSettingName, value: unknown): Promise<void> {
+  const checked = checkUserSetting(name, value);
+  const stored = (await trx.selectFrom("users").select("settings").where("id", "=", user.id).executeTakeFirstOrThrow()).settings;
+  if (parseUserSettings(stored)[name] === checked) return;
+  await trx
+    .updateTable("users")
+    .set({ settings: JSON.stringify({ ...JSON.parse(stored), [name]: checked }) })
+    .where("id", "=", user.id)
+    .execute();
+  await settingSideEffects(trx, user, name, checked);
+  queueSettingEvents(pending, realm.id, user, name, checked, legacyEventOf(name));
 }
 
 /**

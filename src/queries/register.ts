@@ -28,6 +28,10 @@ import { alertWordsOf } from "./alert-words.ts";
 import { listChannelFolders } from "./channel-folders.ts";
 import { realmEmojiDict } from "./realm-emoji.ts";
 import { savedSnippetsOf } from "./saved-snippets.ts";
+import { MAX_DRAFTS_IN_REGISTER } from "../domain/drafts.ts";
+import { recentDraftsOf } from "./drafts.ts";
+import { mutedUsersOf } from "./muted-users.ts";
+import { userStatusState } from "./user-status.ts";
 import { navigationViewsOf } from "./navigation-views.ts";
 import { pushDevicesState } from "./push-devices.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
@@ -91,7 +95,8 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   }
   if (wants("onboarding_steps")) state.onboarding_steps = [];
   if (wants("message")) state.max_message_id = await maxMessageId(db, user.id);
-  if (wants("drafts")) state.drafts = [];
+  // Synchronization off leaves no drafts on the server, so this is [] then too.
+  if (wants("drafts")) state.drafts = await recentDraftsOf(db, user.id, MAX_DRAFTS_IN_REGISTER);
   if (wants("saved_snippets")) state.saved_snippets = await savedSnippetsOf(db, user.id);
   if (wants("navigation_views")) state.navigation_views = await navigationViewsOf(db, user.id);
   if (wants("push_device")) state.push_devices = await pushDevicesState(db, user.id);
@@ -102,7 +107,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   // Clients without the empty_topic_name capability see the empty topic under its display name.
   const emptyTopicName = request.capabilities.empty_topic_name ? null : settings.empty_topic_display_name;
   if (wants("user_topic")) state.user_topics = await userTopics(db, user.id, emptyTopicName);
-  if (wants("muted_users")) state.muted_users = [];
+  if (wants("muted_users")) state.muted_users = await mutedUsersOf(db, user.id);
   if (wants("presence")) {
     state.presences = {};
     state.server_timestamp = Date.now() / 1000;
@@ -146,7 +151,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
     if (wants("update_display_settings")) Object.assign(state, legacySettings(user, "display"));
     if (wants("update_global_notifications")) Object.assign(state, legacySettings(user, "notifications"));
   }
-  if (wants("user_status")) state.user_status = {};
+  if (wants("user_status")) state.user_status = await userStatusState(db, realm.id);
   if (wants("video_calls")) state.has_zoom_token = false;
   if (wants("giphy")) state.giphy_api_key = "";
   return state;

@@ -16,6 +16,7 @@ import * as m0011 from "./migrations/0011_invitations.ts";
 import * as m0012 from "./migrations/0012_mention_lookup.ts";
 import * as m0013 from "./migrations/0013_dm_hash.ts";
 import * as m0014 from "./migrations/0014_login_failures.ts";
+import * as m0016 from "./migrations/0016_status_muted_drafts.ts";
 import * as m0017 from "./migrations/0017_avatars.ts";
 
 interface MigrationFile {
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0012_mention_lookup": m0012,
   "0013_dm_hash": m0013,
   "0014_login_failures": m0014,
+  "0016_status_muted_drafts": m0016,
   "0017_avatars": m0017,
 };
 

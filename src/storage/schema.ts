@@ -271,6 +271,38 @@ export interface SavedSnippetTable {
   date_created: number;
 }
 
+/** A user's status (Zulip's UserStatus); '' means no text or no emoji. */
+export interface UserStatusTable {
+  user_id: number;
+  realm_id: number;
+  status_text: string;
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+  timestamp: number;
+  /** Name of the client that set it. */
+  client: string;
+}
+
+/** user_id muted muted_user_id (Zulip's MutedUser). */
+export interface MutedUserTable {
+  user_id: number;
+  muted_user_id: number;
+  date_muted: number;
+}
+
+/** A synchronized compose draft (Zulip's Draft). */
+export interface DraftTable {
+  id: Generated<number>;
+  user_id: number;
+  /** The conversation; NULL for a draft with no recipient. */
+  recipient_id: number | null;
+  topic: string;
+  content: string;
+  /** UNIX time in milliseconds. */
+  last_edit_time_ms: number;
+}
+
 export interface NavigationViewTable {
   id: Generated<number>;
   user_id: number;
@@ -408,6 +440,9 @@ export interface Database {
   login_failures: LoginFailureTable;
   custom_profile_fields: CustomProfileFieldTable;
   custom_profile_field_values: CustomProfileFieldValueTable;
+  user_statuses: UserStatusTable;
+  muted_users: MutedUserTable;
+  drafts: DraftTable;
 }
 
 /**
@@ -463,6 +498,8 @@ export type Attachment = Selectable<AttachmentTable>;
 export type RealmEmoji = Selectable<RealmEmojiTable>;
 export type ScheduledMessage = Selectable<ScheduledMessageTable>;
 export type SavedSnippet = Selectable<SavedSnippetTable>;
+export type UserStatusRow = Selectable<UserStatusTable>;
+export type Draft = Selectable<DraftTable>;
 export type NavigationView = Selectable<NavigationViewTable>;
 export type Invitation = Selectable<InvitationTable>;
 export type PushDeviceToken = Selectable<PushDeviceTokenTable>;
