@@ -19,6 +19,7 @@ import { messageRoutes } from "./routes/messages.ts";
 import { typingRoutes } from "./routes/typing.ts";
 import { fileLimitFor, multipartBodyLimit, multipartFileReceiver, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
 import { reactionRoutes } from "./routes/reactions.ts";
+import { submessageRoutes } from "./routes/submessages.ts";
 import { realmEmojiFileRoutes, realmEmojiRoutes } from "./routes/realm-emoji.ts";
 import { scheduledMessageRoutes } from "./routes/scheduled-messages.ts";
 import { savedSnippetsRoutes } from "./routes/saved-snippets.ts";
@@ -53,6 +54,7 @@ export const API_ROUTES: readonly Route[] = [
   ...messageEditRoutes,
   ...uploadRoutes,
   ...reactionRoutes,
+  ...submessageRoutes,
   ...realmEmojiRoutes,
   ...scheduledMessageRoutes,
   ...savedSnippetsRoutes,
