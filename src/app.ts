@@ -19,6 +19,8 @@ import { messageRoutes } from "./routes/messages.ts";
 import { typingRoutes } from "./routes/typing.ts";
 import { fileLimitFor, multipartBodyLimit, multipartFileReceiver, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
 import { reactionRoutes } from "./routes/reactions.ts";
+import { messageReportRoutes } from "./routes/message-reports.ts";
+import { submessageRoutes } from "./routes/submessages.ts";
 import { realmEmojiFileRoutes, realmEmojiRoutes } from "./routes/realm-emoji.ts";
 import { scheduledMessageRoutes } from "./routes/scheduled-messages.ts";
 import { savedSnippetsRoutes } from "./routes/saved-snippets.ts";
@@ -56,6 +58,8 @@ export const API_ROUTES: readonly Route[] = [
   ...messageEditRoutes,
   ...uploadRoutes,
   ...reactionRoutes,
+  ...submessageRoutes,
+  ...messageReportRoutes,
   ...realmEmojiRoutes,
   ...avatarRoutes,
   ...scheduledMessageRoutes,

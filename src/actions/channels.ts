@@ -22,7 +22,7 @@ import {
   type Actor,
   type GroupSettingValue,
 } from "../domain/group-settings.ts";
-import { parseRealmSettings, REALM_GROUP_SETTING_RULES } from "../domain/realm-settings.ts";
+import { parseRealmSettings, REALM_CHANNEL_SETTINGS, REALM_GROUP_SETTING_RULES } from "../domain/realm-settings.ts";
 import { isAdmin, isOwner } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import { renderDescription } from "../domain/text.ts";
@@ -42,7 +42,7 @@ import {
   usersWithMetadataAccess,
 } from "../queries/channels.ts";
 import { groupFacts, settingValueForApi, systemGroupIdsByName } from "../queries/user-groups.ts";
-import { checkSettingMembers } from "../queries/users.ts";
+import { checkSettingMembers, listActiveUsers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { Channel, ChannelTable, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
@@ -111,6 +111,7 @@ export async function updateChannel(services: Services, realm: Realm, user: User
     if (privacyGiven) {
       if ((isWebPublic && !history) || (isWebPublic && isPrivate) || (!isPrivate && !history)) throw badRequest("Invalid parameters");
       if (isPrivate && (change.isDefaultStream ?? isDefault)) throw badRequest("A default channel cannot be private.");
+      if (!isPrivate && settings.moderation_request_channel_id === channel.id) throw badRequest("Moderation request channel must be private.");
       // Opening a channel (or its history) to others is for those who can read it.
       if (!contentAccess) throw badRequest("Channel content access is required.");
       const canCreate = (name: "can_create_private_channel_group" | "can_create_public_channel_group") =>
@@ -259,7 +260,29 @@ export async function archiveChannel(services: Services, realm: Realm, user: Use
     pending.add(realm.id, streamUpdate(channel, "is_archived", true), audience, SHOWS_ARCHIVED);
     pending.add(realm.id, { type: "stream", op: "delete", streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: true }, audience, { ...SHOWS_ARCHIVED, present: false });
     if (Number(wasDefault.numDeletedRows) > 0) await defaultChannelsEvent(trx, realm, pending);
+    await unsetRealmChannelSettings(trx, realm.id, channel.id, pending);
   });
+}
+
+/**
+ * Organization settings naming an archived channel (the moderation request
+ * channel, announcement channels) go back to none, with one update_dict event
+ * (Zulip's maybe_set_moderation_or_announcement_channels_none).
+ */
+async function unsetRealmChannelSettings(trx: Trx, realmId: number, channelId: number, pending: PendingEvents): Promise<void> {
+  const current = await trx.selectFrom("realms").select("settings").where("id", "=", realmId).executeTakeFirstOrThrow();
+  const settings = parseRealmSettings(current.settings);
+  const cleared = REALM_CHANNEL_SETTINGS.filter((name) => settings[name] === channelId);
+  if (cleared.length === 0) return;
+  const stored = JSON.parse(current.settings) as Record<string, unknown>;
+  const data: Record<string, number> = {};
+  for (const name of cleared) {
+    stored[name] = -1;
+    data[name] = -1;
+  }
+  await trx.updateTable("realms").set({ settings: JSON.stringify(stored) }).where("id", "=", realmId).execute();
+  const everyone = (await listActiveUsers(trx, realmId)).map((u) => u.id);
+  pending.add(realmId, { type: "realm", op: "update_dict", property: "default", data }, everyone);
 }
 
 /** POST /default_streams. */

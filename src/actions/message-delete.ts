@@ -2,7 +2,7 @@
 // retention and deactivation reuse it), as Zulip's do_delete_messages:
 // one transaction under the organization's lock checks each message, then per
 // conversation (a direct-message conversation, or a channel topic) finds who
-// hears of it, removes the messages with their flag rows, reactions and
+// hears of it, removes the messages with their flag rows, reactions, submessages and
 // attachment links, moves the channel's first_message_id on, and queues the
 // `delete_message` events. Uploads only these messages linked are removed
 // with them (Zulip: "automatically deleted once the last message containing a
@@ -151,6 +151,7 @@ export async function deleteMessages(
       }
       await trx.deleteFrom("user_messages").where("message_id", "in", messageIdsSorted).execute();
       await trx.deleteFrom("reactions").where("message_id", "in", messageIdsSorted).execute();
+      await trx.deleteFrom("submessages").where("message_id", "in", messageIdsSorted).execute();
       await trx.deleteFrom("attachment_messages").where("message_id", "in", messageIdsSorted).execute();
       // Full-text rows go with the message: an SQLite trigger, a generated column on PostgreSQL.
       const deleted = await trx.deleteFrom("messages").where("id", "in", messageIdsSorted).executeTakeFirst();

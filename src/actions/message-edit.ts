@@ -189,6 +189,10 @@ async function checkEdit(services: Services, db: Trx, realm: Realm, settings: Re
   if (requestedTopic !== undefined) checkResolvable(requestedTopic);
   const targetTopic = requestedTopic === undefined ? undefined : checkTopic(requestedTopic, settings.empty_topic_display_name, MAX_TOPIC_LENGTH);
   if (streamId !== undefined && request.content !== undefined) throw badRequest("Cannot change message content while changing channel");
+  // A widget's content is what its submessages refer to (Zulip's is_widget_message: any submessage at all).
+  if (request.content !== undefined && (await db.selectFrom("submessages").select("id").where("message_id", "=", message.id).limit(1).executeTakeFirst())) {
+    throw badRequest("Widgets cannot be edited.");
+  }
   if (request.prevContentSha256 !== undefined && createHash("sha256").update(message.content).digest("hex") !== request.prevContentSha256.toLowerCase()) {
     throw new ApiError(400, "EXPECTATION_MISMATCH", "'prev_content_sha256' value does not match the expected value.", { field_name: "prev_content_sha256" });
   }

@@ -30,6 +30,7 @@ import { SystemGroup } from "../domain/system-groups.ts";
 import { USER_GROUP_SETTING_RULES } from "../domain/user-groups.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
 import { escapeHtml } from "../domain/text.ts";
+import { parseWidgetContent, pythonJsonDumps, widgetFromContent } from "../domain/widgets.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import type { PendingEvents } from "../events/notifier.ts";
 import { renderMarkdown, type RenderedMessage } from "../markdown/render.ts";
@@ -38,7 +39,7 @@ import { mutingUserIds } from "../queries/muted-users.ts";
 import { attachmentObjects, canAccessAttachment, uploadSpaceUsed } from "../queries/attachments.ts";
 import { channelFacts } from "../queries/channels.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
-import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type MessageLookups } from "../queries/messages.ts";
+import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type ApiSubmessage, type MessageLookups } from "../queries/messages.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import type { Services } from "../services.ts";
 import { inChunks, isStorableId, type Dialect, type Storage } from "../storage/database.ts";
@@ -63,6 +64,8 @@ export interface SendRequest {
   internal?: boolean;
   /** Recipients whose flags row starts read (Zulip's mark_as_read_for_acting_user and resolve-notice rules). */
   readBy?: ReadonlySet<number> | undefined;
+  /** JSON text of an explicit widget (Zulip's undocumented widget_content); overrides a /poll or /todo in the content. */
+  widgetContent?: string | undefined;
 }
 
 export interface SendResult {
@@ -403,6 +406,8 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
       : await directConversation(services.storage, db, realm, settings, sender, actor, request);
   const { channel, topic } = conversation;
   const topicKey = topic.toLowerCase();
+  // The widget submessage the message gets (Zulip's do_widget_post_save_actions); a look at the first character for most messages.
+  const widget = request.widgetContent !== undefined ? parseWidgetContent(request.widgetContent) : widgetFromContent(content);
 
   const rendered = renderMarkdown(
     content,
@@ -465,7 +470,7 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
     has_image: rendered.hasImage,
     has_link: rendered.hasLink,
   };
-  return { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow };
+  return { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget };
 }
 
 /**
@@ -487,13 +492,19 @@ async function insertFlagRows(trx: Trx, dialect: Dialect, messageId: number, fla
 
 /** Writes a prepared message, its flags rows and links, and queues its events. */
 async function writeMessage(services: Services, trx: Trx, pending: PendingEvents, realm: Realm, sender: User, request: SendRequest, prepared: CheckedMessage): Promise<SendResult> {
-  const { settings, conversation, content, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow } = prepared;
+  const { settings, conversation, content, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget } = prepared;
   const { channel, topic } = conversation;
   const now = newRow.date_sent;
   const { id: messageId } = await trx.insertInto("messages").values(newRow).returning("id").executeTakeFirstOrThrow();
   const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
   if (flagsByUser.size > 0) await insertFlagRows(trx, services.storage.dialect, messageId, flagsByUser);
   if (attachments.length > 0) await linkAttachments(trx, realm.id, messageId, attachments, pending);
+  const submessages: ApiSubmessage[] = [];
+  if (widget) {
+    const submessage = { message_id: messageId, sender_id: sender.id, msg_type: "widget", content: pythonJsonDumps(widget) };
+    const { id } = await trx.insertInto("submessages").values(submessage).returning("id").executeTakeFirstOrThrow();
+    submessages.push({ id, ...submessage });
+  }
   if (channel && channel.first_message_id === null) {
     await trx.updateTable("channels").set({ first_message_id: messageId }).where("id", "=", channel.id).where("first_message_id", "is", null).execute();
   }
@@ -521,6 +532,7 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
       [conversation.recipientId, orderDisplayRecipient(conversation.participants.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false })))],
     ]),
     reactions: new Map(),
+    submessages: new Map([[messageId, submessages]]),
   };
   const message = formatMessage(services.config, row, lookups, 0, {
     applyMarkdown: true,

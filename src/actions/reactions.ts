@@ -3,19 +3,16 @@
 // event (op add/remove) to everyone who can see the message.
 import { Flag } from "../domain/message-flags.ts";
 import { checkEmojiRequest, emojiDataForName, normalizeReactionType, ReactionType } from "../domain/emoji.ts";
-import type { Actor } from "../domain/group-settings.ts";
-import { VisibilityPolicy } from "../domain/messages.ts";
-import { parseUserSettings } from "../domain/user-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import type { PendingEvents } from "../events/notifier.ts";
-import { messageAudience, type AudienceChannel } from "../queries/message-audience.ts";
-import { readableMessage, type MessageRow } from "../queries/messages.ts";
+import { messageAudience } from "../queries/message-audience.ts";
+import { modifiableMessage, type ModifiableMessage } from "../queries/messages.ts";
 import { customEmojiFacts } from "../queries/realm-emoji.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
-import { setVisibilityPolicy } from "./user-topics.ts";
+import { followOnParticipation } from "./user-topics.ts";
 
 export interface AddReactionRequest {
   emojiName: string;
@@ -29,30 +26,7 @@ export interface RemoveReactionRequest {
   reactionType?: string | undefined;
 }
 
-interface Reacted {
-  row: MessageRow;
-  /** The viewer's flags row, or null when they read it through channel history. */
-  flags: number | null;
-  channel: (AudienceChannel & { is_muted_for_user: boolean | null }) | null;
-}
-
-/**
- * Zulip's access_message(..., is_modifying_message=True): a message the user
- * can read, not in an archived channel; anything else is "Invalid message(s)".
- */
-async function messageToReactTo(trx: Trx, realmId: number, actor: Actor, messageId: number): Promise<Reacted> {
-  const found = await readableMessage(trx, realmId, actor, messageId);
-  if (!found) throw badRequest("Invalid message(s)");
-  if (found.row.channel_id === null) return { ...found, channel: null };
-  const channel = await trx
-    .selectFrom("channels")
-    .leftJoin("subscriptions as s", (j) => j.onRef("s.channel_id", "=", "channels.id").on("s.user_id", "=", actor.id).on("s.active", "=", true))
-    .select(["channels.id", "channels.invite_only", "channels.history_public_to_subscribers", "channels.is_archived", "s.is_muted"])
-    .where("channels.id", "=", found.row.channel_id)
-    .executeTakeFirstOrThrow();
-  if (channel.is_archived) throw badRequest("Invalid message(s)");
-  return { ...found, channel: { id: channel.id, invite_only: channel.invite_only, history_public_to_subscribers: channel.history_public_to_subscribers, is_muted_for_user: channel.is_muted ?? null } };
-}
+type Reacted = ModifiableMessage;
 
 async function findReaction(trx: Trx, messageId: number, userId: number, emojiCode: string, reactionType: string) {
   return trx
@@ -96,25 +70,6 @@ async function notifyReaction(
   pending.add(realmId, event, [...audience].sort((a, b) => a - b));
 }
 
-/** Zulip's AutomaticallyChangeVisibilityPolicy.ON_PARTICIPATION. */
-const ON_PARTICIPATION = 1;
-
-/**
- * Reacting is participating (Zulip's do_add_reaction): a subscriber whose
- * automatic policy is "on participation" follows the topic (or, in a muted
- * channel, unmutes it). Automatic changes only ever raise visibility.
- */
-async function followOnParticipation(trx: Trx, pending: PendingEvents, services: Services, realmId: number, user: User, reacted: Reacted): Promise<void> {
-  const channel = reacted.channel;
-  if (channel === null || user.is_bot || channel.is_muted_for_user === null) return;
-  const settings = parseUserSettings(user.settings);
-  let policy: number | undefined;
-  if (settings.automatically_follow_topics_policy === ON_PARTICIPATION) policy = VisibilityPolicy.FOLLOWED;
-  else if (channel.is_muted_for_user && settings.automatically_unmute_topics_in_muted_streams_policy === ON_PARTICIPATION) policy = VisibilityPolicy.UNMUTED;
-  if (policy === undefined) return;
-  await setVisibilityPolicy(trx, pending, realmId, user.id, channel.id, reacted.row.topic, policy, services.now(), { unlessSet: [] });
-}
-
 /**
  * POST /messages/{message_id}/reactions (Zulip's check_add_reaction). Without
  * emoji_code or reaction_type, the name's current meaning fills them in. A
@@ -125,7 +80,7 @@ async function followOnParticipation(trx: Trx, pending: PendingEvents, services:
 export async function addReaction(services: Services, realm: Realm, user: User, messageId: number, request: AddReactionRequest): Promise<void> {
   const actor = await actorFor(services.storage.db, user);
   await inRealmTransaction(services, realm.id, async (trx, pending) => {
-    const reacted = await messageToReactTo(trx, realm.id, actor, messageId);
+    const reacted = await modifiableMessage(trx, realm.id, actor, messageId);
     let emojiName = request.emojiName;
     let emojiCode = request.emojiCode;
     let reactionType = request.reactionType === undefined ? undefined : normalizeReactionType(request.reactionType);
@@ -160,7 +115,7 @@ export async function addReaction(services: Services, realm: Realm, user: User, 
     }
     const reaction = { message_id: messageId, user_id: user.id, emoji_name: emojiName, emoji_code: emojiCode, reaction_type: reactionType };
     await trx.insertInto("reactions").values(reaction).execute();
-    await followOnParticipation(trx, pending, services, realm.id, user, reacted);
+    await followOnParticipation(trx, pending, realm.id, user, reacted.channel, reacted.row.topic, services.now());
     await notifyReaction(trx, pending, realm.id, user, reacted, "add", reaction);
   });
 }
@@ -174,7 +129,7 @@ export async function addReaction(services: Services, realm: Realm, user: User, 
 export async function removeReaction(services: Services, realm: Realm, user: User, messageId: number, request: RemoveReactionRequest): Promise<void> {
   const actor = await actorFor(services.storage.db, user);
   await inRealmTransaction(services, realm.id, async (trx, pending) => {
-    const reacted = await messageToReactTo(trx, realm.id, actor, messageId);
+    const reacted = await modifiableMessage(trx, realm.id, actor, messageId);
     let emojiCode = request.emojiCode;
     let reactionType = request.reactionType === undefined ? undefined : normalizeReactionType(request.reactionType);
     if (emojiCode === undefined) {

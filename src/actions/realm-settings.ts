@@ -9,6 +9,7 @@ import {
   MAX_REALM_NAME_LENGTH,
   OWNER_ONLY_REALM_SETTINGS,
   parseRealmSettings,
+  REALM_CHANNEL_SETTINGS,
   REALM_GROUP_SETTING_RULES,
   type PlainRealmSettings,
   type RealmGroupSettingName,
@@ -28,13 +29,7 @@ import { announceAudienceChanges } from "./channels.ts";
 import type { PendingEvents } from "../events/notifier.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 
-/** Settings that point at a channel; -1 means none. */
-export const REALM_CHANNEL_SETTINGS = [
-  "new_stream_announcements_stream_id",
-  "signup_announcements_stream_id",
-  "zulip_update_announcements_stream_id",
-  "moderation_request_channel_id",
-] as const;
+export { REALM_CHANNEL_SETTINGS };
 
 export type PlainRealmChange = Partial<Pick<PlainRealmSettings, Exclude<keyof PlainRealmSettings, "authentication_methods" | "default_email_address_visibility" | "user_settings_defaults">>>;
 

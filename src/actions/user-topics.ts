@@ -6,6 +6,7 @@ import { hasContentAccess } from "../domain/channels.ts";
 import { MAX_TOPIC_LENGTH } from "../domain/limits.ts";
 import { normalizeTopicName, VisibilityPolicy } from "../domain/messages.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
+import { parseUserSettings } from "../domain/user-settings.ts";
 import { badRequest } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { isStorableId } from "../storage/database.ts";
@@ -32,6 +33,34 @@ export async function updateUserTopic(services: Services, realm: Realm, user: Us
     if (channel.is_archived || !hasContentAccess(await actorFor(db, user), channelFacts(channel), subscribed)) throw badRequest("Invalid channel ID");
   }
   await inRealmTransaction(services, realm.id, (trx, pending) => setVisibilityPolicy(trx, pending, realm.id, user.id, channel.id, topic, policy, services.now()));
+}
+
+/** Zulip's AutomaticallyChangeVisibilityPolicy.ON_PARTICIPATION. */
+const ON_PARTICIPATION = 1;
+
+/**
+ * Reacting and submessaging (voting) are participating (Zulip's
+ * do_add_reaction, do_add_submessage): a subscriber whose automatic policy
+ * is "on participation" follows the topic (or, in a muted channel, unmutes
+ * it). Automatic changes only ever raise visibility. `channel` is null for a
+ * direct message; its `is_muted_for_user` is null when the user is not subscribed.
+ */
+export async function followOnParticipation(
+  trx: Trx,
+  pending: PendingEvents,
+  realmId: number,
+  user: User,
+  channel: { id: number; is_muted_for_user: boolean | null } | null,
+  topic: string,
+  now: number,
+): Promise<void> {
+  if (channel === null || user.is_bot || channel.is_muted_for_user === null) return;
+  const settings = parseUserSettings(user.settings);
+  let policy: number | undefined;
+  if (settings.automatically_follow_topics_policy === ON_PARTICIPATION) policy = VisibilityPolicy.FOLLOWED;
+  else if (channel.is_muted_for_user && settings.automatically_unmute_topics_in_muted_streams_policy === ON_PARTICIPATION) policy = VisibilityPolicy.UNMUTED;
+  if (policy === undefined) return;
+  await setVisibilityPolicy(trx, pending, realmId, user.id, channel.id, topic, policy, now, { unlessSet: [] });
 }
 
 /**

@@ -64,6 +64,14 @@ export const REALM_SETTING_DEFAULTS = {
 };
 
 /** Settings only organization owners may change (Zulip's update_realm checks). */
+/** Settings that point at a channel; -1 means none. Archiving the channel resets them. */
+export const REALM_CHANNEL_SETTINGS = [
+  "new_stream_announcements_stream_id",
+  "signup_announcements_stream_id",
+  "zulip_update_announcements_stream_id",
+  "moderation_request_channel_id",
+] as const;
+
 export const OWNER_ONLY_REALM_SETTINGS: ReadonlySet<string> = new Set([
   "invite_required",
   "emails_restricted_to_domains",

@@ -39,7 +39,7 @@ export function normalizeReminderNote(note: string | undefined): string | null {
 }
 
 /** A fence of backticks longer than any that opens a line of `text`, so the text cannot close it (Zulip's get_unused_fence). */
-function unusedFence(text: string): string {
+export function unusedFence(text: string): string {
   let longest = 2;
   for (const match of text.matchAll(/^ {0,3}(`{3,})/gm)) longest = Math.max(longest, match[1]!.length);
   return "`".repeat(longest + 1);

@@ -38,7 +38,7 @@ export function compareCodePoints(a: string, b: string): number {
 }
 
 /** What Python's str.strip() removes (and pydantic's strip_whitespace): Unicode whitespace, which differs a little from JavaScript's trim(). */
-const PY_WHITESPACE = "[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+export const PY_WHITESPACE = "[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
 const PY_STRIP = new RegExp(`^${PY_WHITESPACE}+|${PY_WHITESPACE}+$`, "gu");
 
 export function pythonStrip(text: string): string {

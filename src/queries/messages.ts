@@ -25,6 +25,7 @@ import { topicLinks } from "../markdown/render.ts";
 import { isStorableId, type Dialect } from "../storage/database.ts";
 import type { Channel, Database, Message, Realm } from "../storage/schema.ts";
 import { channelFacts } from "./channels.ts";
+import type { AudienceChannel } from "./message-audience.ts";
 import { avatarUrl } from "./users.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -34,6 +35,15 @@ export interface ApiReaction {
   emoji_code: string;
   reaction_type: string;
   user_id: number;
+}
+
+/** A submessage as message objects list it (Zulip's SubMessage.get_raw_db_rows). */
+export interface ApiSubmessage {
+  id: number;
+  message_id: number;
+  sender_id: number;
+  msg_type: string;
+  content: string;
 }
 
 export interface DisplayRecipientUser {
@@ -63,7 +73,7 @@ export interface ApiMessage {
   timestamp: number;
   is_me_message: boolean;
   reactions: ApiReaction[];
-  submessages: unknown[];
+  submessages: ApiSubmessage[];
   flags: string[];
   last_edit_timestamp?: number;
   last_moved_timestamp?: number;
@@ -94,6 +104,8 @@ export interface MessageLookups {
   /** Direct-message participants, by recipient ID, ascending by user ID. */
   dmRecipients: ReadonlyMap<number, DisplayRecipientUser[]>;
   reactions: ReadonlyMap<number, ApiReaction[]>;
+  /** Each message's submessages, in ID order (clients replay them in it). */
+  submessages: ReadonlyMap<number, ApiSubmessage[]>;
 }
 
 export type MessageRow = Message & { dm_key?: string | null };
@@ -123,7 +135,7 @@ export function formatMessage(config: Config, row: MessageRow, lookups: MessageL
     timestamp: row.date_sent,
     is_me_message: isMeMessage(row.content, row.rendered_content),
     reactions: lookups.reactions.get(row.id) ?? [],
-    submessages: [],
+    submessages: lookups.submessages.get(row.id) ?? [],
     // No flags row: a message the user reads through the channel's public history.
     flags: flags === null ? ["read", "historical"] : flagNames(flags),
   };
@@ -147,7 +159,7 @@ export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly Me
   const ids = rows.map((r) => r.id);
   const usersByIds = (userIds: Iterable<number>) => db.selectFrom("users").select(["id", "realm_id", "email", "full_name", "avatar_source", "avatar_version", "avatar_hash"]).where("id", "in", [...userIds]).execute();
   // The senders are read with the rest; other direct-message participants need a second round trip.
-  const [dmRows, channelRows, reactionRows, senders] = await Promise.all([
+  const [dmRows, channelRows, reactionRows, submessageRows, senders] = await Promise.all([
     dmRecipientIds.size === 0 ? [] : db.selectFrom("recipients").select(["id", "dm_key"]).where("id", "in", [...dmRecipientIds]).execute(),
     channelIds.size === 0 ? [] : db.selectFrom("channels").select(["id", "name"]).where("id", "in", [...channelIds]).execute(),
     ids.length === 0
@@ -158,6 +170,7 @@ export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly Me
           .where("reactions.message_id", "in", ids)
           .orderBy("reactions.id")
           .execute(),
+    ids.length === 0 ? [] : submessagesOf(db, ids),
     senderIds.size === 0 ? [] : usersByIds(senderIds),
   ]);
   const otherParticipants = new Set<number>();
@@ -178,13 +191,31 @@ export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly Me
     if (!list) reactions.set(r.message_id, (list = []));
     list.push({ emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type, user_id: r.user_id });
   }
+  const submessages = new Map<number, ApiSubmessage[]>();
+  for (const r of submessageRows) {
+    let list = submessages.get(r.message_id);
+    if (!list) submessages.set(r.message_id, (list = []));
+    list.push(r);
+  }
   return {
     realmStringId: realm.string_id,
     senders: byId,
     channelNames: new Map(channelRows.map((c) => [c.id, c.name])),
     dmRecipients,
     reactions,
+    submessages,
   };
+}
+
+/** The submessages of some messages, in ID order: one query for a whole page. */
+export async function submessagesOf(db: Db, messageIds: readonly number[]): Promise<ApiSubmessage[]> {
+  return db
+    .selectFrom("submessages")
+    .select(["id", "message_id", "sender_id", "msg_type", "content"])
+    .where("message_id", "in", [...messageIds])
+    .orderBy("message_id")
+    .orderBy("id")
+    .execute();
 }
 
 /** Zulip lists the two people of a 1:1 conversation by API email; larger groups by ID. */
@@ -238,6 +269,31 @@ export async function readableMessage(db: Db, realmId: number, actor: Actor, mes
   if (!hasContentAccess(actor, facts, subscribed)) return undefined;
   if (flags === null && !channel.history_public_to_subscribers) return undefined;
   return { row: message, flags };
+}
+
+/** A message to act on, with its channel as the audience of the change and the actor's own subscription need it. */
+export interface ModifiableMessage extends ReadableMessage {
+  channel: (AudienceChannel & { is_muted_for_user: boolean | null }) | null;
+}
+
+/**
+ * Zulip's access_message(..., is_modifying_message=True), for reactions and
+ * submessages: a message the user can read, not in an archived channel;
+ * anything else is "Invalid message(s)". `is_muted_for_user` is null when
+ * the user is not subscribed.
+ */
+export async function modifiableMessage(db: Db, realmId: number, actor: Actor, messageId: number): Promise<ModifiableMessage> {
+  const found = await readableMessage(db, realmId, actor, messageId);
+  if (!found) throw badRequest("Invalid message(s)");
+  if (found.row.channel_id === null) return { ...found, channel: null };
+  const channel = await db
+    .selectFrom("channels")
+    .leftJoin("subscriptions as s", (j) => j.onRef("s.channel_id", "=", "channels.id").on("s.user_id", "=", actor.id).on("s.active", "=", true))
+    .select(["channels.id", "channels.invite_only", "channels.history_public_to_subscribers", "channels.is_archived", "s.is_muted"])
+    .where("channels.id", "=", found.row.channel_id)
+    .executeTakeFirstOrThrow();
+  if (channel.is_archived) throw badRequest("Invalid message(s)");
+  return { ...found, channel: { id: channel.id, invite_only: channel.invite_only, history_public_to_subscribers: channel.history_public_to_subscribers, is_muted_for_user: channel.is_muted ?? null } };
 }
 
 /**

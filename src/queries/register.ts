@@ -5,6 +5,7 @@
 import type { Kysely } from "kysely";
 import { hasPermission, type Actor, type GroupSettingRule } from "../domain/group-settings.ts";
 import { CHANNEL_GROUP_SETTING_DEFAULTS, CHANNEL_GROUP_SETTING_RULES, hasMetadataAccess } from "../domain/channels.ts";
+import { REPORT_MESSAGE_REASONS } from "../domain/message-reports.ts";
 import { USER_GROUP_SETTING_DEFAULTS, USER_GROUP_SETTING_RULES } from "../domain/user-groups.ts";
 import {
   MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
@@ -249,13 +250,7 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
     server_jitsi_server_url: "https://meet.jit.si",
     jitsi_server_url: settings.jitsi_server_url ?? "https://meet.jit.si",
     server_can_summarize_topics: false,
-    server_report_message_types: [
-      { key: "spam", name: "Spam" },
-      { key: "harassment", name: "Harassment" },
-      { key: "inappropriate", name: "Inappropriate content" },
-      { key: "norms", name: "Violates community norms" },
-      { key: "other", name: "Other reason" },
-    ],
+    server_report_message_types: Object.entries(REPORT_MESSAGE_REASONS).map(([key, name]) => ({ key, name })),
     server_presence_ping_interval_seconds: 60,
     server_presence_offline_threshold_seconds: 140,
     ...TYPING_TIMINGS,

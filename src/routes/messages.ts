@@ -56,6 +56,7 @@ export const messageRoutes = [
       local_id: param.string(),
       read_by_sender: param.bool(),
       client: param.string(),
+      widget_content: param.string(),
     },
     handler: async (request, p) => {
       const result = await sendMessage(request.services, request.realm, request.user, {
@@ -67,6 +68,7 @@ export const messageRoutes = [
         localId: p.local_id,
         readBySender: p.read_by_sender,
         clientName: clientName(p.client, request.http.headers["user-agent"]),
+        widgetContent: p.widget_content,
       });
       return { ...result };
     },

@@ -18,6 +18,7 @@ import * as m0013 from "./migrations/0013_dm_hash.ts";
 import * as m0014 from "./migrations/0014_login_failures.ts";
 import * as m0016 from "./migrations/0016_status_muted_drafts.ts";
 import * as m0017 from "./migrations/0017_avatars.ts";
+import * as m0019 from "./migrations/0019_submessages.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0014_login_failures": m0014,
   "0016_status_muted_drafts": m0016,
   "0017_avatars": m0017,
+  "0019_submessages": m0019,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {

@@ -193,6 +193,15 @@ export interface ReactionTable {
   reaction_type: string;
 }
 
+export interface SubmessageTable {
+  id: Generated<number>;
+  message_id: number;
+  sender_id: number;
+  msg_type: string;
+  /** JSON text. */
+  content: string;
+}
+
 export interface AttachmentTable {
   id: Generated<number>;
   realm_id: number;
@@ -425,6 +434,7 @@ export interface Database {
   messages: MessageTable;
   user_messages: UserMessageTable;
   reactions: ReactionTable;
+  submessages: SubmessageTable;
   attachments: AttachmentTable;
   attachment_messages: AttachmentMessageTable;
   user_topics: UserTopicTable;
@@ -495,6 +505,7 @@ export type Subscription = Selectable<SubscriptionTable>;
 export type ChannelFolder = Selectable<ChannelFolderTable>;
 export type Message = Selectable<MessageTable>;
 export type Attachment = Selectable<AttachmentTable>;
+export type Submessage = Selectable<SubmessageTable>;
 export type RealmEmoji = Selectable<RealmEmojiTable>;
 export type ScheduledMessage = Selectable<ScheduledMessageTable>;
 export type SavedSnippet = Selectable<SavedSnippetTable>;
