@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import { ApiError, badRequest } from "../errors.ts";
 import type { TopicsPolicy } from "./channels.ts";
+import { decodeClientJson } from "./json.ts";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor "newest" stands for. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
@@ -125,14 +126,12 @@ export function isMeMessage(content: string, renderedContent: string): boolean {
   return content.startsWith("/me ") && renderedContent.startsWith("<p>/me ") && !content.includes("\n");
 }
 
+/** `to` decoded when it is JSON (nesting bounded, NUL refused, as for every JSON parameter), else as given. */
 function parseJsonOr(raw: string): unknown {
   // Most values are bare names; a failed JSON.parse costs an exception per send.
   if (!/^\s*(?:[[{"\d-]|(?:true|false|null)\s*$)/.test(raw)) return raw;
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return raw;
-  }
+  const decoded = decodeClientJson(raw, "to");
+  return decoded === undefined ? raw : decoded;
 }
 
 /** `to` of a channel message: a name or an ID, bare or JSON, or a one-item JSON list (Zulip's extract_stream_indicator). */

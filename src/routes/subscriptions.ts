@@ -8,6 +8,7 @@ import {
 } from "../actions/subscriptions.ts";
 import { CHANNEL_GROUP_SETTING_NAMES, HEX_COLOR, TOPICS_POLICIES, type ChannelGroupSettingName } from "../domain/channels.ts";
 import type { GroupSettingValue } from "../domain/group-settings.ts";
+import { decodeClientJson } from "../domain/json.ts";
 import { badRequest } from "../errors.ts";
 import { check, param, type ParamsOf, type Validator } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
@@ -160,13 +161,9 @@ export const subscriptionsRoutes = [
         value: param.string().required(),
       },
       handler: async ({ services, realm, user }, { stream_id, property, value }) => {
-        let decoded: unknown = value;
-        try {
-          decoded = JSON.parse(value);
-        } catch {
-          // a raw string, e.g. a colour
-        }
-        await changeSubscriptionProperties(services, realm, user, [{ stream_id, property, value: decoded }]);
+        // JSON, or a raw string (e.g. a colour).
+        const decoded = decodeClientJson(value, "value");
+        await changeSubscriptionProperties(services, realm, user, [{ stream_id, property, value: decoded === undefined ? value : decoded }]);
       },
     }),
   ),
