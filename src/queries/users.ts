@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import type { Config } from "../config.ts";
 import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
 import { seesDeliveryEmail } from "../domain/users.ts";
-import { isStorableId } from "../storage/database.ts";
+import { isStorableId, isStorableText } from "../storage/database.ts";
 import { badRequest } from "../errors.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 
@@ -94,6 +94,7 @@ export async function getUserById(db: Kysely<Database>, realmId: number, userId:
 }
 
 export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
+  if (!isStorableText(email)) return undefined;
   return db
     .selectFrom("users")
     .selectAll()
@@ -104,6 +105,8 @@ export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: numb
 
 /** A user by the address an API client would know: the real one, or the API (possibly fake) one. */
 export async function getUserByLoginEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
+  // An HTTP Basic address with NUL names nobody: the same 401 on both databases.
+  if (!isStorableText(email)) return undefined;
   // Two indexed lookups rather than one OR, which the planners answer with a
   // scan of the organization's users. The real address is the common case.
   return (
@@ -179,6 +182,7 @@ export async function listDevLoginUsers(db: Kysely<Database>, realmId: number): 
  * may see.
  */
 export async function lookUpUserForViewer(db: Kysely<Database>, realmId: number, email: string, viewer: Viewer): Promise<User | undefined> {
+  if (!isStorableText(email)) return undefined;
   const byApiEmail = await db
     .selectFrom("users")
     .selectAll()
