@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { ApiError, badRequest } from "../errors.ts";
 import type { TopicsPolicy } from "./channels.ts";
 import { decodeClientJson } from "./json.ts";
+import { checkListLength, MAX_USER_IDS } from "./limits.ts";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor "newest" stands for. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
@@ -152,6 +153,7 @@ export function parseDirectRecipients(raw: string): { ids: number[] } | { emails
   if (typeof data === "string") data = data.split(",");
   else if (typeof data === "number") data = [data];
   if (!Array.isArray(data)) throw badRequest("Invalid data type for recipients");
+  checkListLength(data, "to", { max: MAX_USER_IDS });
   if (data.length === 0) return { ids: [] };
   if (data.every((x) => typeof x === "number")) {
     if (!data.every((x) => Number.isSafeInteger(x))) throw badRequest("Invalid data type for recipients");

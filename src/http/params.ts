@@ -2,6 +2,7 @@
 // once (type, required or default) and this module converts the raw strings,
 // fills defaults and produces Zulip's error messages. Lists, objects and
 // booleans arrive JSON-encoded; integers as decimal strings; strings raw.
+import { checkListLength, MAX_GROUP_IDS, MAX_USER_IDS, type ListBound } from "../domain/limits.ts";
 import { containsNul, decodeClientJson, tooDeeplyNested, valueNestingExceeds } from "../domain/json.ts";
 import { requiredText } from "../domain/text.ts";
 import { badRequest, missingArgument } from "../errors.ts";
@@ -13,7 +14,10 @@ export type Validator<T> = (value: unknown, name: string) => T;
 const groupSettingValue: Validator<number | { direct_members: number[]; direct_subgroups: number[] }> = (value, name) => {
   if (typeof value === "number") return check.int(value, name);
   if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-    return check.object({ direct_members: check.list(check.int), direct_subgroups: check.list(check.int) })(value, name);
+    return check.object({
+      direct_members: check.list(check.int, { max: MAX_USER_IDS }),
+      direct_subgroups: check.list(check.int, { max: MAX_GROUP_IDS }),
+    })(value, name);
   }
   throw badRequest(`${name} does not have the expected format`);
 };
@@ -23,6 +27,8 @@ function checkNoNul(value: string, name: string): string {
   if (value.includes("\u0000")) throw containsNul(name);
   return value;
 }
+
+export { checkListLength, type ListBound };
 
 export const check = {
   int: ((value, name) => {
@@ -40,9 +46,11 @@ export const check = {
     return checkNoNul(value, name);
   }) as Validator<string>,
 
-  list<T>(item: Validator<T>): Validator<T[]> {
+  /** A JSON list; `bound` is required, so that every list parameter has a documented upper bound. */
+  list<T>(item: Validator<T>, bound: ListBound): Validator<T[]> {
     return (value, name) => {
       if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
+      checkListLength(value, name, bound);
       return value.map((v, i) => item(v, `${name}[${i}]`));
     };
   },
