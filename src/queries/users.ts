@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import type { Config } from "../config.ts";
 import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
 import { seesDeliveryEmail } from "../domain/users.ts";
-import { isStorableId, isStorableText } from "../storage/database.ts";
+import { inChunks, isStorableId, isStorableText } from "../storage/database.ts";
 import { badRequest } from "../errors.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 
@@ -194,10 +194,20 @@ export async function lookUpUserForViewer(db: Kysely<Database>, realmId: number,
   return user && seesDeliveryEmail(user, viewer) ? user : undefined;
 }
 
-/** Throws unless every ID is an active user of the organization (direct members of a group setting). */
+/** Throws unless every ID is an active user of the organization (direct members of a group setting); the first bad one in request order is named. */
 export async function checkSettingMembers(db: Kysely<Database>, realmId: number, userIds: readonly number[]): Promise<void> {
-  for (const id of userIds) {
-    const user = await getUserById(db, realmId, id);
-    if (!user || !user.is_active || user.is_system_bot) throw badRequest(`Invalid user ID: ${id}`);
+  const valid = new Set<number>();
+  for (const chunk of inChunks([...new Set(userIds)].filter(isStorableId))) {
+    const rows = await db
+      .selectFrom("users")
+      .select("id")
+      .where("realm_id", "=", realmId)
+      .where("id", "in", chunk)
+      .where("is_active", "=", true)
+      .where("is_system_bot", "=", false)
+      .execute();
+    for (const row of rows) valid.add(row.id);
   }
+  const invalid = userIds.find((id) => !valid.has(id));
+  if (invalid !== undefined) throw badRequest(`Invalid user ID: ${invalid}`);
 }
