@@ -21,6 +21,23 @@ export async function groupIdsOfUser(db: Db, userId: number): Promise<Set<number
   return new Set(result.rows.map((r) => Number(r.id)));
 }
 
+/** groupIdsOfUser for many users at once, in chunks: user ID → the groups they are in (empty for deactivated users). */
+export async function groupIdsOfUsers(db: Db, userIds: readonly number[]): Promise<Map<number, Set<number>>> {
+  const result = new Map<number, Set<number>>(userIds.map((id) => [id, new Set<number>()]));
+  for (const chunk of inChunks([...new Set(userIds)].filter(isStorableId))) {
+    const found = await sql<{ user_id: number; id: number }>`
+      WITH RECURSIVE member_of(user_id, id) AS (
+        SELECT m.user_id, m.group_id FROM user_group_members m JOIN users u ON u.id = m.user_id
+        WHERE m.user_id IN (${sql.join(chunk)}) AND u.is_active = ${true}
+        UNION
+        SELECT member_of.user_id, s.supergroup_id FROM user_group_subgroups s JOIN member_of ON s.subgroup_id = member_of.id
+      )
+      SELECT user_id, id FROM member_of`.execute(db);
+    for (const row of found.rows) result.get(Number(row.user_id))!.add(Number(row.id));
+  }
+  return result;
+}
+
 /** The groups and every group below them (their subgroups, recursively), each once. */
 export async function groupAndDescendants(db: Db, groupIds: readonly number[]): Promise<number[]> {
   const found = new Set<number>();

@@ -194,6 +194,40 @@ export async function lookUpUserForViewer(db: Kysely<Database>, realmId: number,
   return user && seesDeliveryEmail(user, viewer) ? user : undefined;
 }
 
+/** Users of the organization by ID (any state), looked up in chunks. */
+export async function usersByIds(db: Kysely<Database>, realmId: number, userIds: readonly number[]): Promise<Map<number, User>> {
+  const found = new Map<number, User>();
+  for (const chunk of inChunks([...new Set(userIds)].filter(isStorableId))) {
+    for (const user of await db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("id", "in", chunk).execute()) found.set(user.id, user);
+  }
+  return found;
+}
+
+/**
+ * lookUpUserForViewer for many addresses at once, in chunks: each address
+ * (as given) → the user it names for `viewer`, if any.
+ */
+export async function usersByEmailsForViewer(db: Kysely<Database>, realmId: number, emails: readonly string[], viewer: Viewer): Promise<Map<string, User>> {
+  const keyOf = (email: string) => email.trim().toLowerCase();
+  const keys = [...new Set(emails.filter(isStorableText).map(keyOf))];
+  const byApiEmail = new Map<string, User>();
+  for (const chunk of inChunks(keys)) {
+    for (const user of await db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("email_key", "in", chunk).execute()) byApiEmail.set(user.email_key, user);
+  }
+  const byRealEmail = new Map<string, User>();
+  for (const chunk of inChunks(keys.filter((k) => !byApiEmail.has(k)))) {
+    for (const user of await db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("delivery_email_key", "in", chunk).execute()) {
+      if (seesDeliveryEmail(user, viewer)) byRealEmail.set(user.delivery_email_key, user);
+    }
+  }
+  const found = new Map<string, User>();
+  for (const email of emails) {
+    const user = byApiEmail.get(keyOf(email)) ?? byRealEmail.get(keyOf(email));
+    if (user) found.set(email, user);
+  }
+  return found;
+}
+
 /** Throws unless every ID is an active user of the organization (direct members of a group setting); the first bad one in request order is named. */
 export async function checkSettingMembers(db: Kysely<Database>, realmId: number, userIds: readonly number[]): Promise<void> {
   const valid = new Set<number>();
