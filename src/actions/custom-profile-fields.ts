@@ -28,6 +28,7 @@ import { markdownContextFor } from "../queries/markdown-context.ts";
 import { listActiveUsers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { CustomProfileField, Realm, User } from "../storage/schema.ts";
+import { inChunks, isStorableId } from "../storage/database.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 
 /** The custom_profile_fields event: the organization's whole list, to every active user. */
@@ -172,15 +173,14 @@ export async function updateField(services: Services, realm: Realm, fieldId: num
 async function dropRemovedOptionValues(trx: Trx, pending: PendingEvents, realmId: number, field: CustomProfileField, before: FieldData, after: FieldData): Promise<void> {
   const removed = Object.keys(before).filter((key) => !Object.hasOwn(after, key));
   if (removed.length === 0) return;
-  const affected = await trx
-    .selectFrom("custom_profile_field_values")
-    .select(["id", "user_id"])
-    .where("field_id", "=", field.id)
-    .where("value", "in", removed)
-    .orderBy("user_id")
-    .execute();
+  // field_data is an object of any size: its keys are looked up in chunks.
+  const affected: { id: number; user_id: number }[] = [];
+  for (const chunk of inChunks(removed)) {
+    affected.push(...(await trx.selectFrom("custom_profile_field_values").select(["id", "user_id"]).where("field_id", "=", field.id).where("value", "in", chunk).execute()));
+  }
   if (affected.length === 0) return;
-  await trx.deleteFrom("custom_profile_field_values").where("id", "in", affected.map((r) => r.id)).execute();
+  affected.sort((a, b) => a.user_id - b.user_id);
+  for (const chunk of inChunks(affected.map((r) => r.id))) await trx.deleteFrom("custom_profile_field_values").where("id", "in", chunk).execute();
   for (const { user_id } of affected) await queueValueEvent(trx, pending, realmId, user_id, field.id, null, null);
 }
 
@@ -216,11 +216,11 @@ export async function reorderFields(services: Services, realm: Realm, order: rea
 
 /** check_valid_user_ids: every ID a user of the organization, active and human. */
 async function checkPersonPickerIds(trx: Trx, realmId: number, ids: readonly number[]): Promise<void> {
-  const storable = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && id > 0 && id <= 2147483647);
-  const users =
-    storable.length === 0
-      ? []
-      : await trx.selectFrom("users").select(["id", "is_active", "is_bot"]).where("realm_id", "=", realmId).where("id", "in", storable).orderBy("id").execute();
+  const users: { id: number; is_active: boolean; is_bot: boolean }[] = [];
+  for (const chunk of inChunks([...new Set(ids)].filter(isStorableId))) {
+    users.push(...(await trx.selectFrom("users").select(["id", "is_active", "is_bot"]).where("realm_id", "=", realmId).where("id", "in", chunk).execute()));
+  }
+  users.sort((a, b) => a.id - b.id);
   const found = new Set(users.map((u) => u.id));
   const invalid = ids.filter((id) => !found.has(id));
   if (invalid.length > 0) throw badRequest(`Invalid user IDs: ${invalid.join(", ")}`);

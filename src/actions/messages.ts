@@ -182,13 +182,15 @@ async function directConversation(storage: Storage, db: Db, realm: Realm, settin
     const storable = parsed.ids.filter(isStorableId);
     const rows = [];
     for (const chunk of inChunks(storable)) rows.push(...(await select.where("users.id", "in", chunk).execute()));
-    for (const id of parsed.ids) if (!rows.some((r) => r.id === id)) throw badRequest(`Invalid user ID ${id}`);
+    const found = new Set(rows.map((r) => r.id));
+    for (const id of parsed.ids) if (!found.has(id)) throw badRequest(`Invalid user ID ${id}`);
     users = rows;
   } else {
     const keys = parsed.emails.map((e) => e.toLowerCase());
     const rows = [];
     for (const chunk of inChunks(keys)) rows.push(...(await select.where("users.email_key", "in", chunk).execute()));
-    for (const email of parsed.emails) if (!rows.some((r) => r.email_key === email.toLowerCase())) throw badRequest(`Invalid email '${email}'`);
+    const found = new Set(rows.map((r) => r.email_key));
+    for (const email of parsed.emails) if (!found.has(email.toLowerCase())) throw badRequest(`Invalid email '${email}'`);
     users = rows;
   }
   if (users.length === 0) throw badRequest("Message must have recipients");

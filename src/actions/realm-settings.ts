@@ -23,7 +23,7 @@ import { metadataAudiences, getChannel } from "../queries/channels.ts";
 import { activeUserIdsAmong, groupFacts, settingValueForApi, systemGroupIdsByName } from "../queries/user-groups.ts";
 import { checkSettingMembers, listActiveUsers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
-import { isStorableId } from "../storage/database.ts";
+import { inChunks, isStorableId } from "../storage/database.ts";
 import type { Realm, User } from "../storage/schema.ts";
 import { announceAudienceChanges } from "./channels.ts";
 import type { PendingEvents } from "../events/notifier.ts";
@@ -159,8 +159,9 @@ async function refreshFullMembers(trx: Trx, services: Services, realm: Realm, pe
   const leaving = members.filter((u) => !isFullMember(u.date_joined, threshold, now) && inGroup.has(u.id)).map((u) => u.id);
   if (joining.length === 0 && leaving.length === 0) return;
   const audiencesBefore = await metadataAudiences(trx, realm.id);
-  if (joining.length > 0) await trx.insertInto("user_group_members").values(joining.map((user_id) => ({ group_id: groupId, user_id }))).execute();
-  if (leaving.length > 0) await trx.deleteFrom("user_group_members").where("group_id", "=", groupId).where("user_id", "in", leaving).execute();
+  // As many as the organization has members: written in chunks.
+  for (const chunk of inChunks(joining)) await trx.insertInto("user_group_members").values(chunk.map((user_id) => ({ group_id: groupId, user_id }))).execute();
+  for (const chunk of inChunks(leaving)) await trx.deleteFrom("user_group_members").where("group_id", "=", groupId).where("user_id", "in", chunk).execute();
   const everyone = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
   if (joining.length > 0) pending.add(realm.id, { type: "user_group", op: "add_members", group_id: groupId, user_ids: joining }, everyone);
   if (leaving.length > 0) pending.add(realm.id, { type: "user_group", op: "remove_members", group_id: groupId, user_ids: leaving }, everyone);

@@ -42,9 +42,10 @@ import {
   subscriptionRows,
   usersWithMetadataAccess,
 } from "../queries/channels.ts";
-import { groupFacts, groupIdsOfUser, systemGroupIdsByName } from "../queries/user-groups.ts";
-import { checkSettingMembers, getUserById, listActiveUsers, lookUpUserForViewer } from "../queries/users.ts";
+import { groupFacts, groupIdsOfUser, groupIdsOfUsers, systemGroupIdsByName } from "../queries/user-groups.ts";
+import { checkSettingMembers, listActiveUsers, usersByEmailsForViewer, usersByIds } from "../queries/users.ts";
 import type { Services } from "../services.ts";
+import { inChunks } from "../storage/database.ts";
 import type { Channel, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { sendNotificationBotMessage } from "./messages.ts";
@@ -95,20 +96,29 @@ interface SubscribeOutcome {
   othersSubscribed: Map<number, { user: User; channels: Channel[] }>;
 }
 
+/** Adds `value` to the list under `key` (in place: lists here may hold a principal per request). */
+function append<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
 /** Zulip's MAX_BULK_NEW_SUBSCRIPTION_MESSAGES: above this many people, nobody is told. */
 export const MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100;
 
 /** Principals (user IDs or emails) → active users of the organization. */
 async function resolvePrincipals(trx: Trx, realm: Realm, actor: User, principals: (number | string)[]): Promise<User[]> {
-  const users: User[] = [];
+  // Looked up in chunks; checked in request order, so the first bad principal is the one refused.
+  const byId = await usersByIds(trx, realm.id, principals.filter((p): p is number => typeof p === "number"));
+  const byEmail = await usersByEmailsForViewer(trx, realm.id, principals.filter((p): p is string => typeof p === "string"), actor);
+  const users = new Map<number, User>();
   for (const principal of principals) {
-    const user =
-      typeof principal === "number" ? await getUserById(trx, realm.id, principal) : await lookUpUserForViewer(trx, realm.id, principal, actor);
+    const user = typeof principal === "number" ? byId.get(principal) : byEmail.get(principal);
     if (!user || user.is_system_bot) throw noSuchUser();
     if (!user.is_active) throw badRequest("User is deactivated");
-    if (!users.some((u) => u.id === user.id)) users.push(user);
+    if (!users.has(user.id)) users.set(user.id, user);
   }
-  return users;
+  return [...users.values()];
 }
 
 /** Resolves and checks the group settings of a channel about to be created. */
@@ -161,29 +171,38 @@ function checkNewChannelOptions(actor: Actor, settings: Readonly<RealmSettings>,
  * subscribed to.
  */
 async function addSubscriptions(trx: Trx, pairs: { user: User; channel: Channel }[], colors: ReadonlyMap<number, string>): Promise<void> {
-  const byUser = new Map<number, Channel[]>();
-  for (const { user, channel } of pairs) byUser.set(user.id, [...(byUser.get(user.id) ?? []), channel]);
-  for (const [userId, channels] of byUser) {
-    const existing = await subscriptionRows(trx, [userId], channels.map((c) => c.id));
-    const existingIds = new Set(existing.map((s) => s.channel_id));
-    const reactivate = channels.filter((c) => existingIds.has(c.id)).map((c) => c.id);
-    if (reactivate.length > 0) {
-      await trx.updateTable("subscriptions").set({ active: true }).where("user_id", "=", userId).where("channel_id", "in", reactivate).execute();
-    }
-    const fresh = channels.filter((c) => !existingIds.has(c.id));
-    if (fresh.length === 0) continue;
-    const used = await trx.selectFrom("subscriptions").select("color").where("user_id", "=", userId).execute();
-    const requested = new Map<number, string>();
-    for (const c of fresh) {
-      const color = colors.get(c.id);
-      if (color !== undefined) requested.set(c.id, color);
-    }
-    const picked = pickColors(used.map((u) => u.color), fresh.map((c) => c.id), requested);
-    await trx
-      .insertInto("subscriptions")
-      .values(fresh.map((c) => ({ user_id: userId, channel_id: c.id, color: picked.get(c.id)!, active: true })))
-      .execute();
+  if (pairs.length === 0) return;
+  // Batched over every user (a request may name MAX_PRINCIPALS of them): earlier rows first.
+  const userIds = [...new Set(pairs.map((p) => p.user.id))];
+  const channelIds = [...new Set(pairs.map((p) => p.channel.id))];
+  const existing = new Set((await subscriptionRows(trx, userIds, channelIds)).map((r) => `${r.user_id}:${r.channel_id}`));
+  const reactivateIn = new Map<number, number[]>();
+  const freshOf = new Map<number, number[]>();
+  for (const { user, channel } of pairs) {
+    if (existing.has(`${user.id}:${channel.id}`)) append(reactivateIn, channel.id, user.id);
+    else append(freshOf, user.id, channel.id);
   }
+  for (const [channelId, users] of reactivateIn) {
+    for (const chunk of inChunks(users)) {
+      await trx.updateTable("subscriptions").set({ active: true }).where("channel_id", "=", channelId).where("user_id", "in", chunk).execute();
+    }
+  }
+  if (freshOf.size === 0) return;
+  const usedColors = new Map<number, string[]>();
+  for (const chunk of inChunks([...freshOf.keys()])) {
+    for (const row of await trx.selectFrom("subscriptions").select(["user_id", "color"]).where("user_id", "in", chunk).execute()) append(usedColors, row.user_id, row.color);
+  }
+  const rows: { user_id: number; channel_id: number; color: string; active: boolean }[] = [];
+  for (const [userId, fresh] of freshOf) {
+    const requested = new Map<number, string>();
+    for (const id of fresh) {
+      const color = colors.get(id);
+      if (color !== undefined) requested.set(id, color);
+    }
+    const picked = pickColors(usedColors.get(userId) ?? [], fresh, requested);
+    for (const id of fresh) rows.push({ user_id: userId, channel_id: id, color: picked.get(id)!, active: true });
+  }
+  for (const chunk of inChunks(rows)) await trx.insertInto("subscriptions").values(chunk).execute();
 }
 
 /** Events for newly added subscriptions: stream create to those who gain sight of the channel, subscription add, peer_add. */
@@ -206,17 +225,20 @@ async function subscriptionAddEvents(
     if (!a.couldSeeBefore) entry.newlyVisible.push(a.channel);
     byUser.set(a.user.id, entry);
   }
+  const rowOf = new Map((await subscriptionRows(trx, [...byUser.keys()], channels.map((c) => c.id))).map((r) => [`${r.user_id}:${r.channel_id}`, r]));
   for (const { user, channels: subscribedTo, newlyVisible } of byUser.values()) {
     if (newlyVisible.length > 0) {
       pending.add(realm.id, { type: "stream", op: "create", streams: newlyVisible.map((c) => formatChannel(c, context)), for_unarchiving: false }, [user.id]);
     }
-    const rows = await subscriptionRows(trx, [user.id], subscribedTo.map((c) => c.id));
-    const subscriptions = subscribedTo.map((c) => formatSubscription(formatChannel(c, context), rows.find((r) => r.channel_id === c.id)!, subscribersOf.get(c.id)));
+    const subscriptions = subscribedTo.map((c) => formatSubscription(formatChannel(c, context), rowOf.get(`${user.id}:${c.id}`)!, subscribersOf.get(c.id)));
     pending.add(realm.id, { type: "subscription", op: "add", subscriptions }, [user.id]);
   }
+  const addedTo = new Map<number, number[]>();
+  for (const a of added) append(addedTo, a.channel.id, a.user.id);
   for (const channel of channels) {
-    const altered = added.filter((a) => a.channel.id === channel.id).map((a) => a.user.id).sort((a, b) => a - b);
-    const peers = (await usersWithMetadataAccess(trx, realm.id, channel)).filter((id) => !altered.includes(id));
+    const altered = (addedTo.get(channel.id) ?? []).sort((a, b) => a - b);
+    const alteredSet = new Set(altered);
+    const peers = (await usersWithMetadataAccess(trx, realm.id, channel)).filter((id) => !alteredSet.has(id));
     pending.add(realm.id, { type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: altered }, peers);
   }
 }
@@ -307,12 +329,14 @@ async function subscribeInTransaction(
 
   // Which (user, channel) pairs are new; what each target could see before.
   const currentRows = await subscriptionRows(trx, targets.map((t) => t.id), channels.map((c) => c.id));
-  const isActive = (userId: number, channelId: number) => currentRows.some((r) => r.user_id === userId && r.channel_id === channelId && r.active);
+  const activePairs = new Set(currentRows.filter((r) => r.active).map((r) => `${r.user_id}:${r.channel_id}`));
+  const isActive = (userId: number, channelId: number) => activePairs.has(`${userId}:${channelId}`);
   const subscribed: Record<string, string[]> = {};
   const alreadySubscribed: Record<string, string[]> = {};
   const added: { user: User; channel: Channel; couldSeeBefore: boolean }[] = [];
+  const groupsOf = await groupIdsOfUsers(trx, targets.filter((t) => t.id !== user.id).map((t) => t.id));
   for (const target of targets) {
-    const targetActor = target.id === user.id ? actor : { id: target.id, role: target.role, groupIds: await groupIdsOfUser(trx, target.id) };
+    const targetActor = target.id === user.id ? actor : { id: target.id, role: target.role, groupIds: groupsOf.get(target.id)! };
     for (const channel of channels) {
       const key = String(target.id);
       if (isActive(target.id, channel.id)) {
@@ -440,9 +464,10 @@ async function unsubscribeInTransaction(
   const removed: string[] = [];
   const notRemoved: string[] = [];
   const removedPairs: { user: User; channel: Channel }[] = [];
+  const rowOf = new Map(rows.map((r) => [`${r.user_id}:${r.channel_id}`, r]));
   for (const target of targets) {
     for (const channel of channels) {
-      const row = rows.find((r) => r.user_id === target.id && r.channel_id === channel.id);
+      const row = rowOf.get(`${target.id}:${channel.id}`);
       if (!row?.active) {
         notRemoved.push(channel.name);
         continue;
@@ -451,25 +476,35 @@ async function unsubscribeInTransaction(
       removedPairs.push({ user: target, channel });
     }
   }
-  for (const { user: target, channel } of removedPairs) {
-    await trx.updateTable("subscriptions").set({ active: false }).where("user_id", "=", target.id).where("channel_id", "=", channel.id).execute();
-  }
 
+  const goneOf = new Map<number, Channel[]>();
+  const removedFrom = new Map<number, number[]>();
+  for (const { user: target, channel } of removedPairs) {
+    append(goneOf, target.id, channel);
+    append(removedFrom, channel.id, target.id);
+  }
+  for (const [channelId, userIds] of removedFrom) {
+    for (const chunk of inChunks(userIds)) {
+      await trx.updateTable("subscriptions").set({ active: false }).where("channel_id", "=", channelId).where("user_id", "in", chunk).execute();
+    }
+  }
+  const groupsOf = await groupIdsOfUsers(trx, [...goneOf.keys()]);
   for (const target of targets) {
-    const gone = removedPairs.filter((p) => p.user.id === target.id).map((p) => p.channel);
+    const gone = goneOf.get(target.id) ?? [];
     if (gone.length === 0) continue;
     pending.add(realm.id, { type: "subscription", op: "remove", subscriptions: gone.map((c) => ({ name: c.name, stream_id: c.id })) }, [target.id]);
     // Those who can no longer see a private channel are told it is gone for them.
-    const targetActor = { id: target.id, role: target.role, groupIds: await groupIdsOfUser(trx, target.id) };
+    const targetActor = { id: target.id, role: target.role, groupIds: groupsOf.get(target.id)! };
     const lost = gone.filter((c) => !hasMetadataAccess(targetActor, channelFacts(c), false));
     if (lost.length > 0) {
       pending.add(realm.id, { type: "stream", op: "delete", streams: lost.map((c) => ({ stream_id: c.id })), stream_ids: lost.map((c) => c.id), for_archiving: false }, [target.id]);
     }
   }
   for (const channel of channels) {
-    const altered = removedPairs.filter((p) => p.channel.id === channel.id).map((p) => p.user.id).sort((a, b) => a - b);
+    const altered = (removedFrom.get(channel.id) ?? []).sort((a, b) => a - b);
     if (altered.length === 0) continue;
-    const peers = (await usersWithMetadataAccess(trx, realm.id, channel)).filter((id) => !altered.includes(id));
+    const alteredSet = new Set(altered);
+    const peers = (await usersWithMetadataAccess(trx, realm.id, channel)).filter((id) => !alteredSet.has(id));
     pending.add(realm.id, { type: "subscription", op: "peer_remove", stream_ids: [channel.id], user_ids: altered }, peers);
   }
   return { removed, not_removed: notRemoved };

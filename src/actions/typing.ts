@@ -6,7 +6,7 @@ import { parseUserSettings } from "../domain/user-settings.ts";
 import { badRequest } from "../errors.ts";
 import { channelFacts, getChannel, subscriptionRows } from "../queries/channels.ts";
 import type { Services } from "../services.ts";
-import { isStorableId } from "../storage/database.ts";
+import { inChunks, isStorableId } from "../storage/database.ts";
 import type { Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 
@@ -34,9 +34,11 @@ export async function sendTypingNotification(services: Services, realm: Realm, s
     if (target.to.length === 0) throw badRequest("Empty 'to' list");
     if (!senderSettings.send_private_typing_notifications) throw badRequest("User has disabled typing notifications for direct messages");
     const ids = target.to.includes(sender.id) ? [...target.to] : [...target.to, sender.id];
-    const storable = ids.filter(isStorableId);
-    const rows = storable.length === 0 ? [] : await db.selectFrom("users").select(["id", "email", "is_active", "settings"]).where("realm_id", "=", realm.id).where("id", "in", storable).execute();
-    const byId = new Map(rows.map((r) => [r.id, r]));
+    const byId = new Map<number, Pick<User, "id" | "email" | "is_active" | "settings">>();
+    for (const chunk of inChunks([...new Set(ids)].filter(isStorableId))) {
+      const rows = await db.selectFrom("users").select(["id", "email", "is_active", "settings"]).where("realm_id", "=", realm.id).where("id", "in", chunk).execute();
+      for (const row of rows) byId.set(row.id, row);
+    }
     const recipients = ids.map((id) => {
       const user = byId.get(id);
       // Deactivated users are valid recipients; they just hear nothing.
@@ -44,7 +46,7 @@ export async function sendTypingNotification(services: Services, realm: Realm, s
       return user;
     });
     const event = { type: "typing", op, message_type: "direct", sender: person(sender), recipients: recipients.map(person) };
-    services.notifier.notify(realm.id, event, [...new Set(recipients.filter(receivesTyping).map((u) => u.id))]);
+    services.notifier.notify(realm.id, event, [...new Set(recipients)].filter(receivesTyping).map((u) => u.id));
     return;
   }
 

@@ -47,7 +47,7 @@ import {
 } from "../queries/user-groups.ts";
 import { getUserById, listActiveUsers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
-import { isStorableId } from "../storage/database.ts";
+import { inChunks, isStorableId } from "../storage/database.ts";
 import { inRealmTransaction } from "./transaction.ts";
 import { announceAudienceChanges } from "./channels.ts";
 import { metadataAudiences } from "../queries/channels.ts";
@@ -340,9 +340,7 @@ export async function createUserGroup(services: Services, realm: Realm, user: Us
       })
       .returning("id")
       .executeTakeFirstOrThrow();
-    if (memberIds.length > 0) {
-      await trx.insertInto("user_group_members").values(memberIds.map((id) => ({ group_id: groupId, user_id: id }))).execute();
-    }
+    await insertMembers(trx, groupId, memberIds);
     const created = await groupObject(trx, realm.id, groupId);
     events.push({ type: "user_group", op: "add", group: addEventGroup({ ...created, members: memberIds, direct_subgroup_ids: [] }) });
 
@@ -521,6 +519,13 @@ export async function deactivateUserGroup(services: Services, realm: Realm, user
 // ---------------------------------------------------------------------------
 // Members and subgroups
 
+/** Direct memberships, written IDS_PER_STATEMENT rows (two values each) at a time. */
+async function insertMembers(trx: Trx, groupId: number, userIds: readonly number[]): Promise<void> {
+  for (const chunk of inChunks(userIds)) {
+    await trx.insertInto("user_group_members").values(chunk.map((id) => ({ group_id: groupId, user_id: id }))).execute();
+  }
+}
+
 async function addMembers(trx: Trx, realm: Realm, user: User, groupId: number, userIds: number[], events: ClientEvent[]): Promise<void> {
   const actor = await actorIn(trx, user);
   const joining = userIds.length === 1 && userIds[0] === user.id;
@@ -532,7 +537,7 @@ async function addMembers(trx: Trx, realm: Realm, user: User, groupId: number, u
   for (const id of ids) {
     if (existing.has(id)) throw badRequest(`User ${id} is already a member of this group`);
   }
-  await trx.insertInto("user_group_members").values(ids.map((id) => ({ group_id: group.id, user_id: id }))).execute();
+  await insertMembers(trx, group.id, ids);
   events.push({ type: "user_group", op: "add_members", group_id: group.id, user_ids: ids });
 }
 
@@ -547,7 +552,7 @@ async function removeMembers(trx: Trx, realm: Realm, user: User, groupId: number
   for (const id of userIds) {
     if (!members.has(id)) throw badRequest(`There is no member '${id}' in this user group`);
   }
-  await trx.deleteFrom("user_group_members").where("group_id", "=", group.id).where("user_id", "in", ids).execute();
+  for (const chunk of inChunks(ids)) await trx.deleteFrom("user_group_members").where("group_id", "=", group.id).where("user_id", "in", chunk).execute();
   events.push({ type: "user_group", op: "remove_members", group_id: group.id, user_ids: ids });
 }
 
@@ -556,9 +561,11 @@ async function removeMembers(trx: Trx, realm: Realm, user: User, groupId: number
  * the organization and be active (Zulip's lock_subgroups_with_respect_to_supergroup).
  */
 async function namedSubgroups(trx: Trx, realmId: number, requested: readonly number[]): Promise<UserGroup[]> {
-  const ids = [...new Set(requested)].filter(isStorableId);
-  const found =
-    ids.length === 0 ? [] : await trx.selectFrom("user_groups").selectAll().where("realm_id", "=", realmId).where("id", "in", ids).orderBy("id").execute();
+  const found: UserGroup[] = [];
+  for (const chunk of inChunks([...new Set(requested)].filter(isStorableId))) {
+    found.push(...(await trx.selectFrom("user_groups").selectAll().where("realm_id", "=", realmId).where("id", "in", chunk).execute()));
+  }
+  found.sort((a, b) => a.id - b.id);
   const foundIds = new Set(found.map((g) => g.id));
   const missing = requested.find((id) => !foundIds.has(id));
   if (missing !== undefined) throw badRequest(`Invalid user group ID: ${missing}`);
@@ -582,10 +589,12 @@ async function checkNewSubgroups(trx: Trx, realmId: number, groupId: number, req
 }
 
 async function insertSubgroups(trx: Trx, groupId: number, subgroupIds: number[], events: ClientEvent[]): Promise<void> {
-  await trx
-    .insertInto("user_group_subgroups")
-    .values(subgroupIds.map((id) => ({ supergroup_id: groupId, subgroup_id: id })))
-    .execute();
+  for (const chunk of inChunks(subgroupIds)) {
+    await trx
+      .insertInto("user_group_subgroups")
+      .values(chunk.map((id) => ({ supergroup_id: groupId, subgroup_id: id })))
+      .execute();
+  }
   events.push({ type: "user_group", op: "add_subgroups", group_id: groupId, direct_subgroup_ids: subgroupIds });
 }
 
@@ -605,7 +614,7 @@ async function removeSubgroups(trx: Trx, realm: Realm, user: User, groupId: numb
   for (const id of ids) {
     if (!existing.has(id)) throw badRequest(`User group ${id} is not a subgroup of this group.`);
   }
-  await trx.deleteFrom("user_group_subgroups").where("supergroup_id", "=", group.id).where("subgroup_id", "in", ids).execute();
+  for (const chunk of inChunks(ids)) await trx.deleteFrom("user_group_subgroups").where("supergroup_id", "=", group.id).where("subgroup_id", "in", chunk).execute();
   events.push({ type: "user_group", op: "remove_subgroups", group_id: group.id, direct_subgroup_ids: ids });
 }
 

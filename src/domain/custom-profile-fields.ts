@@ -5,6 +5,7 @@
 // message here is Zulip's, word for word.
 import { badRequest } from "../errors.ts";
 import { pythonStrip } from "./text.ts";
+import { checkListLength, MAX_USER_IDS } from "./limits.ts";
 
 export const FieldType = {
   SHORT_TEXT: 1,
@@ -246,6 +247,7 @@ export function checkProfileDataElement(allowNull: boolean) {
     const value = record.value;
     const isIdList = Array.isArray(value) && value.every((v) => typeof v === "number" && Number.isSafeInteger(v));
     if (!(typeof value === "string" || isIdList || (allowNull && value === null))) throw badRequest(`${name}["value"] is not an allowed_type`);
+    if (isIdList) checkListLength(value, `${name}["value"]`, { max: MAX_USER_IDS });
     return { id: record.id, value: value as ProfileValue | null };
   };
 }

@@ -3,6 +3,8 @@
 import { createHash } from "node:crypto";
 import { ApiError, badRequest } from "../errors.ts";
 import type { TopicsPolicy } from "./channels.ts";
+import { decodeClientJson } from "./json.ts";
+import { checkListLength, MAX_USER_IDS } from "./limits.ts";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor "newest" stands for. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
@@ -125,14 +127,12 @@ export function isMeMessage(content: string, renderedContent: string): boolean {
   return content.startsWith("/me ") && renderedContent.startsWith("<p>/me ") && !content.includes("\n");
 }
 
+/** `to` decoded when it is JSON (nesting bounded, NUL refused, as for every JSON parameter), else as given. */
 function parseJsonOr(raw: string): unknown {
   // Most values are bare names; a failed JSON.parse costs an exception per send.
   if (!/^\s*(?:[[{"\d-]|(?:true|false|null)\s*$)/.test(raw)) return raw;
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return raw;
-  }
+  const decoded = decodeClientJson(raw, "to");
+  return decoded === undefined ? raw : decoded;
 }
 
 /** `to` of a channel message: a name or an ID, bare or JSON, or a one-item JSON list (Zulip's extract_stream_indicator). */
@@ -153,6 +153,7 @@ export function parseDirectRecipients(raw: string): { ids: number[] } | { emails
   if (typeof data === "string") data = data.split(",");
   else if (typeof data === "number") data = [data];
   if (!Array.isArray(data)) throw badRequest("Invalid data type for recipients");
+  checkListLength(data, "to", { max: MAX_USER_IDS });
   if (data.length === 0) return { ids: [] };
   if (data.every((x) => typeof x === "number")) {
     if (!data.every((x) => Number.isSafeInteger(x))) throw badRequest("Invalid data type for recipients");

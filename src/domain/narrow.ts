@@ -2,6 +2,7 @@
 // queues. Parsing and canonical names live here; turning a narrow into SQL is
 // in queries/messages.ts, into an event predicate in events/filter.ts.
 import { ApiError, badRequest } from "../errors.ts";
+import { checkListLength, MAX_NARROW_TERMS, MAX_USER_IDS } from "./limits.ts";
 
 export interface NarrowTerm {
   operator: string;
@@ -58,6 +59,7 @@ export function canonicalOperator(operator: string): string {
  */
 export function parseNarrow(value: unknown, name: string): NarrowTerm[] {
   if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
+  checkListLength(value, name, { max: MAX_NARROW_TERMS });
   return value.map((item, i) => {
     const itemName = `${name}[${i}]`;
     let operator: unknown;
@@ -84,6 +86,8 @@ export function parseNarrow(value: unknown, name: string): NarrowTerm[] {
     } else {
       throw badRequest(`${itemName}["operand"] is not a string`);
     }
+    // A dm operand names people, as a list of IDs or a comma-separated string.
+    if (canonical === "dm") checkListLength(dmOperandItems(checked), `${itemName}["operand"]`, { max: MAX_USER_IDS });
     if (canonical === "is" && checked === "private") checked = "dm";
     return { operator: canonical, operand: checked, negated };
   });

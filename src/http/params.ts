@@ -2,6 +2,8 @@
 // once (type, required or default) and this module converts the raw strings,
 // fills defaults and produces Zulip's error messages. Lists, objects and
 // booleans arrive JSON-encoded; integers as decimal strings; strings raw.
+import { checkListLength, MAX_GROUP_IDS, MAX_USER_IDS, type ListBound } from "../domain/limits.ts";
+import { containsNul, decodeClientJson, tooDeeplyNested, valueNestingExceeds } from "../domain/json.ts";
 import { requiredText } from "../domain/text.ts";
 import { badRequest, missingArgument } from "../errors.ts";
 
@@ -12,16 +14,21 @@ export type Validator<T> = (value: unknown, name: string) => T;
 const groupSettingValue: Validator<number | { direct_members: number[]; direct_subgroups: number[] }> = (value, name) => {
   if (typeof value === "number") return check.int(value, name);
   if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-    return check.object({ direct_members: check.list(check.int), direct_subgroups: check.list(check.int) })(value, name);
+    return check.object({
+      direct_members: check.list(check.int, { max: MAX_USER_IDS }),
+      direct_subgroups: check.list(check.int, { max: MAX_GROUP_IDS }),
+    })(value, name);
   }
   throw badRequest(`${name} does not have the expected format`);
 };
 
 /** NUL cannot be stored in PostgreSQL text and means nothing in any Zulip field: refuse it everywhere. */
 function checkNoNul(value: string, name: string): string {
-  if (value.includes("\u0000")) throw badRequest(`${name} contains a NUL character`);
+  if (value.includes("\u0000")) throw containsNul(name);
   return value;
 }
+
+export { checkListLength, type ListBound };
 
 export const check = {
   int: ((value, name) => {
@@ -39,9 +46,11 @@ export const check = {
     return checkNoNul(value, name);
   }) as Validator<string>,
 
-  list<T>(item: Validator<T>): Validator<T[]> {
+  /** A JSON list; `bound` is required, so that every list parameter has a documented upper bound. */
+  list<T>(item: Validator<T>, bound: ListBound): Validator<T[]> {
     return (value, name) => {
       if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
+      checkListLength(value, name, bound);
       return value.map((v, i) => item(v, `${name}[${i}]`));
     };
   },
@@ -121,12 +130,9 @@ export class Param<T, M extends Mode = "optional"> {
 
 }
 
+/** A JSON-encoded parameter: nesting bounded before parsing, NUL refused in what it decodes to. */
 function parseJson(raw: string, name: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw badRequest(`Argument "${name}" is not valid JSON.`);
-  }
+  return decodeClientJson(raw, name, () => badRequest(`Argument "${name}" is not valid JSON.`));
 }
 
 export const param = {
@@ -159,13 +165,10 @@ export const param = {
    */
   jsonOrString<T>(validator: Validator<T>): Param<T> {
     return new Param((raw, name) => {
-      let value: unknown = checkNoNul(raw, name);
-      try {
-        value = JSON.parse(raw);
-      } catch {
-        // a bare string
-      }
-      return validator(value, name);
+      checkNoNul(raw, name);
+      // Not valid JSON: a bare string.
+      const decoded = decodeClientJson(raw, name);
+      return validator(decoded === undefined ? raw : decoded, name);
     }, "optional");
   },
 
@@ -238,6 +241,8 @@ export function collectRawParams(query: unknown, body: unknown, bodyIsJson: bool
       if (last === undefined) continue;
       if (typeof last === "string") out[name] = last;
       else if (Buffer.isBuffer(last)) continue; // uploaded files are read by the endpoints that take them
+      // JSON.stringify recurses: a value from a JSON body is measured (iteratively) first.
+      else if (valueNestingExceeds(last)) throw tooDeeplyNested(name);
       else out[name] = JSON.stringify(last);
     }
   }

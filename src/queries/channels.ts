@@ -16,7 +16,7 @@ import { isAdmin, isGuest } from "../domain/roles.ts";
 import { compareCodePoints } from "../domain/text.ts";
 import type { Channel, Database, Subscription } from "../storage/schema.ts";
 import { badRequest } from "../errors.ts";
-import { isStorableId } from "../storage/database.ts";
+import { IDS_PER_STATEMENT, inChunks, isStorableId } from "../storage/database.ts";
 import { settingValueForApi, usersInSetting } from "./user-groups.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -190,9 +190,15 @@ export async function subscriptionsOfUser(db: Db, userId: number): Promise<Map<n
   return new Map(rows.map((r) => [r.channel_id, r]));
 }
 
+/** Subscription rows (active or not) of these users in these channels; as many users as a request may name, in chunks. */
 export async function subscriptionRows(db: Db, userIds: readonly number[], channelIds: readonly number[]): Promise<Subscription[]> {
   if (userIds.length === 0 || channelIds.length === 0) return [];
-  return db.selectFrom("subscriptions").selectAll().where("user_id", "in", userIds).where("channel_id", "in", channelIds).execute();
+  const rows: Subscription[] = [];
+  // Channel lists are bounded by MAX_ITEMS_PER_REQUEST; users fill the rest of a statement.
+  for (const users of inChunks([...new Set(userIds)], Math.max(1, IDS_PER_STATEMENT - channelIds.length))) {
+    rows.push(...(await db.selectFrom("subscriptions").selectAll().where("user_id", "in", users).where("channel_id", "in", channelIds).execute()));
+  }
+  return rows;
 }
 
 export async function defaultChannelIds(db: Db, realmId: number): Promise<number[]> {

@@ -72,7 +72,11 @@ export async function readableThroughHistory(db: Db, realmId: number, actor: Act
       .where("realm_id", "=", realmId)
       .where("channel_id", "is not", null)
       .execute();
-    for (const row of rows) byChannel.set(row.channel_id!, [...(byChannel.get(row.channel_id!) ?? []), row.id]);
+    for (const row of rows) {
+      const list = byChannel.get(row.channel_id!);
+      if (list) list.push(row.id);
+      else byChannel.set(row.channel_id!, [row.id]);
+    }
   }
   const readable = new Set<number>();
   if (byChannel.size === 0) return readable;

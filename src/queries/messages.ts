@@ -22,7 +22,7 @@ import { badNarrow, dmOperandItems, HAS_OPERANDS, IS_OPERANDS, MESSAGE_NARROW_OP
 import { isGuest } from "../domain/roles.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { topicLinks } from "../markdown/render.ts";
-import { isStorableId, type Dialect } from "../storage/database.ts";
+import { inChunks, isStorableId, isStorableText, type Dialect } from "../storage/database.ts";
 import type { Channel, Database, Message, Realm } from "../storage/schema.ts";
 import { channelFacts } from "./channels.ts";
 import type { AudienceChannel } from "./message-audience.ts";
@@ -366,6 +366,29 @@ async function userIdFor(ctx: NarrowContext, operand: string | number): Promise<
   return row?.id;
 }
 
+/** userIdFor for a dm operand's items, looked up in chunks; the first unknown item (in order) is returned as `unknown`. */
+async function userIdsFor(ctx: NarrowContext, items: readonly (string | number)[]): Promise<{ ids: number[] } | { unknown: string | number }> {
+  const byId = new Set<number>();
+  for (const chunk of inChunks([...new Set(items.filter((i): i is number => typeof i === "number"))].filter(isStorableId))) {
+    const rows = await ctx.db.selectFrom("users").select("id").where("realm_id", "=", ctx.realmId).where("id", "in", chunk).execute();
+    for (const row of rows) byId.add(row.id);
+  }
+  const keyOf = (email: string) => email.trim().toLowerCase();
+  const emailKeys = [...new Set(items.filter((i): i is string => typeof i === "string").map(keyOf))].filter((k) => k !== "me" && isStorableText(k));
+  const byEmail = new Map<string, number>();
+  for (const chunk of inChunks(emailKeys)) {
+    const rows = await ctx.db.selectFrom("users").select(["id", "email_key"]).where("realm_id", "=", ctx.realmId).where("email_key", "in", chunk).execute();
+    for (const row of rows) byEmail.set(row.email_key, row.id);
+  }
+  const ids: number[] = [];
+  for (const item of items) {
+    const id = typeof item === "number" ? (byId.has(item) ? item : undefined) : keyOf(item) === "me" ? ctx.actor.id : byEmail.get(keyOf(item));
+    if (id === undefined) return { unknown: item };
+    ids.push(id);
+  }
+  return { ids };
+}
+
 async function channelFor(ctx: NarrowContext, operand: string | number) {
   const query = ctx.db.selectFrom("channels").selectAll().where("realm_id", "=", ctx.realmId);
   if (typeof operand === "number") return isStorableId(operand) ? query.where("id", "=", operand).executeTakeFirst() : undefined;
@@ -466,12 +489,9 @@ export async function resolveNarrow(ctx: NarrowContext, narrowAsGiven: readonly 
         break;
       }
       case "dm": {
-        const ids: number[] = [];
-        for (const item of dmOperandItems(operand)) {
-          const id = await userIdFor(ctx, item);
-          if (id === undefined) throw badNarrow(`unknown user in ${String(operand)}`);
-          ids.push(id);
-        }
+        const resolved = await userIdsFor(ctx, dmOperandItems(operand));
+        if ("unknown" in resolved) throw badNarrow(`unknown user in ${String(operand)}`);
+        const ids = resolved.ids;
         if (ids.length === 0) throw badNarrow("unknown user");
         const recipient = await ctx.db
           .selectFrom("recipients")

@@ -3,7 +3,7 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { decodeGroupSetting, type GroupFacts, type GroupSettingValue } from "../domain/group-settings.ts";
 import { USER_GROUP_SETTING_NAMES, type UserGroupSettingName } from "../domain/user-groups.ts";
-import { isStorableId } from "../storage/database.ts";
+import { inChunks, isStorableId } from "../storage/database.ts";
 import type { Database, UserGroup } from "../storage/schema.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -21,39 +21,56 @@ export async function groupIdsOfUser(db: Db, userId: number): Promise<Set<number
   return new Set(result.rows.map((r) => Number(r.id)));
 }
 
-/** The group and every group below it (its subgroups, recursively). */
+/** groupIdsOfUser for many users at once, in chunks: user ID → the groups they are in (empty for deactivated users). */
+export async function groupIdsOfUsers(db: Db, userIds: readonly number[]): Promise<Map<number, Set<number>>> {
+  const result = new Map<number, Set<number>>(userIds.map((id) => [id, new Set<number>()]));
+  for (const chunk of inChunks([...new Set(userIds)].filter(isStorableId))) {
+    const found = await sql<{ user_id: number; id: number }>`
+      WITH RECURSIVE member_of(user_id, id) AS (
+        SELECT m.user_id, m.group_id FROM user_group_members m JOIN users u ON u.id = m.user_id
+        WHERE m.user_id IN (${sql.join(chunk)}) AND u.is_active = ${true}
+        UNION
+        SELECT member_of.user_id, s.supergroup_id FROM user_group_subgroups s JOIN member_of ON s.subgroup_id = member_of.id
+      )
+      SELECT user_id, id FROM member_of`.execute(db);
+    for (const row of found.rows) result.get(Number(row.user_id))!.add(Number(row.id));
+  }
+  return result;
+}
+
+/** The groups and every group below them (their subgroups, recursively), each once. */
 export async function groupAndDescendants(db: Db, groupIds: readonly number[]): Promise<number[]> {
-  if (groupIds.length === 0) return [];
-  const result = await sql<{ id: number }>`
-    WITH RECURSIVE below(id) AS (
-      SELECT id FROM user_groups WHERE id IN (${sql.join(groupIds)})
-      UNION
-      SELECT s.subgroup_id FROM user_group_subgroups s JOIN below ON s.supergroup_id = below.id
-    )
-    SELECT id FROM below`.execute(db);
-  return result.rows.map((r) => Number(r.id));
+  const found = new Set<number>();
+  for (const chunk of inChunks([...new Set(groupIds)].filter(isStorableId))) {
+    const result = await sql<{ id: number }>`
+      WITH RECURSIVE below(id) AS (
+        SELECT id FROM user_groups WHERE id IN (${sql.join(chunk)})
+        UNION
+        SELECT s.subgroup_id FROM user_group_subgroups s JOIN below ON s.supergroup_id = below.id
+      )
+      SELECT id FROM below`.execute(db);
+    for (const row of result.rows) found.add(Number(row.id));
+  }
+  return [...found];
 }
 
 /** Active users in a group-setting value, through subgroups. */
 export async function usersInSetting(db: Db, value: GroupSettingValue): Promise<number[]> {
   const direct = typeof value === "number" ? [] : value.direct_members;
   const groups = await groupAndDescendants(db, typeof value === "number" ? [value] : value.direct_subgroups);
-  const viaGroups =
-    groups.length === 0
-      ? []
-      : await db
-          .selectFrom("user_group_members")
-          .innerJoin("users", "users.id", "user_group_members.user_id")
-          .select("user_group_members.user_id")
-          .distinct()
-          .where("user_group_members.group_id", "in", groups)
-          .where("users.is_active", "=", true)
-          .execute();
-  const activeDirect =
-    direct.length === 0
-      ? []
-      : await db.selectFrom("users").select("id").where("id", "in", direct).where("is_active", "=", true).execute();
-  return [...new Set([...viaGroups.map((r) => r.user_id), ...activeDirect.map((r) => r.id)])];
+  const users = await activeUserIdsAmong(db, direct);
+  for (const chunk of inChunks(groups)) {
+    const rows = await db
+      .selectFrom("user_group_members")
+      .innerJoin("users", "users.id", "user_group_members.user_id")
+      .select("user_group_members.user_id")
+      .distinct()
+      .where("user_group_members.group_id", "in", chunk)
+      .where("users.is_active", "=", true)
+      .execute();
+    for (const row of rows) users.add(row.user_id);
+  }
+  return [...users];
 }
 
 export async function getGroup(db: Db, realmId: number, groupId: number): Promise<UserGroup | undefined> {
@@ -145,9 +162,17 @@ async function listGroups(db: Db, realmId: number, options: { includeDeactivated
     .orderBy("subgroup_id")
     .execute();
   const membersOf = new Map<number, number[]>();
-  for (const m of members) membersOf.set(m.group_id, [...(membersOf.get(m.group_id) ?? []), m.user_id]);
+  for (const m of members) {
+    const list = membersOf.get(m.group_id);
+    if (list) list.push(m.user_id);
+    else membersOf.set(m.group_id, [m.user_id]);
+  }
   const subgroupsOf = new Map<number, number[]>();
-  for (const s of subgroups) subgroupsOf.set(s.supergroup_id, [...(subgroupsOf.get(s.supergroup_id) ?? []), s.subgroup_id]);
+  for (const s of subgroups) {
+    const list = subgroupsOf.get(s.supergroup_id);
+    if (list) list.push(s.subgroup_id);
+    else subgroupsOf.set(s.supergroup_id, [s.subgroup_id]);
+  }
   return groups.map((g) => formatGroup(g, membersOf.get(g.id) ?? [], subgroupsOf.get(g.id) ?? []));
 }
 
@@ -157,10 +182,12 @@ async function listGroups(db: Db, realmId: number, options: { includeDeactivated
 
 /** The subset of `userIds` that are active users (any realm: IDs are global). */
 export async function activeUserIdsAmong(db: Db, userIds: readonly number[]): Promise<Set<number>> {
-  const ids = [...new Set(userIds)].filter(isStorableId);
-  if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom("users").select("id").where("id", "in", ids).where("is_active", "=", true).execute();
-  return new Set(rows.map((r) => r.id));
+  const active = new Set<number>();
+  for (const chunk of inChunks([...new Set(userIds)].filter(isStorableId))) {
+    const rows = await db.selectFrom("users").select("id").where("id", "in", chunk).where("is_active", "=", true).execute();
+    for (const row of rows) active.add(row.id);
+  }
+  return active;
 }
 
 /** A group-setting value as the API shows it: deactivated users are left out of an anonymous group's members. */
@@ -272,15 +299,12 @@ export async function activeDirectSupergroupIds(db: Db, groupId: number): Promis
 
 /** Which of `userIds` are direct members of the group (active or not). */
 export async function directMembershipsOf(db: Db, groupId: number, userIds: readonly number[]): Promise<Set<number>> {
-  const ids = userIds.filter(isStorableId);
-  if (ids.length === 0) return new Set();
-  const rows = await db
-    .selectFrom("user_group_members")
-    .select("user_id")
-    .where("group_id", "=", groupId)
-    .where("user_id", "in", ids)
-    .execute();
-  return new Set(rows.map((r) => r.user_id));
+  const members = new Set<number>();
+  for (const chunk of inChunks([...new Set(userIds)].filter(isStorableId))) {
+    const rows = await db.selectFrom("user_group_members").select("user_id").where("group_id", "=", groupId).where("user_id", "in", chunk).execute();
+    for (const row of rows) members.add(row.user_id);
+  }
+  return members;
 }
 
 /**
@@ -289,15 +313,17 @@ export async function directMembershipsOf(db: Db, groupId: number, userIds: read
  * Zulip live in another realm).
  */
 export async function activeRealmUsersByIds(db: Db, realmId: number, userIds: readonly number[]): Promise<Map<number, { id: number; is_bot: boolean }>> {
-  const ids = [...new Set(userIds)].filter(isStorableId);
-  if (ids.length === 0) return new Map();
-  const rows = await db
-    .selectFrom("users")
-    .select(["id", "is_bot"])
-    .where("realm_id", "=", realmId)
-    .where("id", "in", ids)
-    .where("is_active", "=", true)
-    .where("is_system_bot", "=", false)
-    .execute();
-  return new Map(rows.map((r) => [r.id, r]));
+  const found = new Map<number, { id: number; is_bot: boolean }>();
+  for (const chunk of inChunks([...new Set(userIds)].filter(isStorableId))) {
+    const rows = await db
+      .selectFrom("users")
+      .select(["id", "is_bot"])
+      .where("realm_id", "=", realmId)
+      .where("id", "in", chunk)
+      .where("is_active", "=", true)
+      .where("is_system_bot", "=", false)
+      .execute();
+    for (const row of rows) found.set(row.id, row);
+  }
+  return found;
 }

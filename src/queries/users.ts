@@ -5,7 +5,7 @@ import type { Config } from "../config.ts";
 import { avatarUrl as avatarUrlFor, type AvatarFields } from "../domain/avatar.ts";
 import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
 import { seesDeliveryEmail } from "../domain/users.ts";
-import { isStorableId } from "../storage/database.ts";
+import { inChunks, isStorableId, isStorableText } from "../storage/database.ts";
 import { badRequest } from "../errors.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 
@@ -96,6 +96,7 @@ export async function getUserById(db: Kysely<Database>, realmId: number, userId:
 }
 
 export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
+  if (!isStorableText(email)) return undefined;
   return db
     .selectFrom("users")
     .selectAll()
@@ -106,6 +107,8 @@ export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: numb
 
 /** A user by the address an API client would know: the real one, or the API (possibly fake) one. */
 export async function getUserByLoginEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
+  // An HTTP Basic address with NUL names nobody: the same 401 on both databases.
+  if (!isStorableText(email)) return undefined;
   // Two indexed lookups rather than one OR, which the planners answer with a
   // scan of the organization's users. The real address is the common case.
   return (
@@ -181,6 +184,7 @@ export async function listDevLoginUsers(db: Kysely<Database>, realmId: number): 
  * may see.
  */
 export async function lookUpUserForViewer(db: Kysely<Database>, realmId: number, email: string, viewer: Viewer): Promise<User | undefined> {
+  if (!isStorableText(email)) return undefined;
   const byApiEmail = await db
     .selectFrom("users")
     .selectAll()
@@ -192,10 +196,54 @@ export async function lookUpUserForViewer(db: Kysely<Database>, realmId: number,
   return user && seesDeliveryEmail(user, viewer) ? user : undefined;
 }
 
-/** Throws unless every ID is an active user of the organization (direct members of a group setting). */
-export async function checkSettingMembers(db: Kysely<Database>, realmId: number, userIds: readonly number[]): Promise<void> {
-  for (const id of userIds) {
-    const user = await getUserById(db, realmId, id);
-    if (!user || !user.is_active || user.is_system_bot) throw badRequest(`Invalid user ID: ${id}`);
+/** Users of the organization by ID (any state), looked up in chunks. */
+export async function usersByIds(db: Kysely<Database>, realmId: number, userIds: readonly number[]): Promise<Map<number, User>> {
+  const found = new Map<number, User>();
+  for (const chunk of inChunks([...new Set(userIds)].filter(isStorableId))) {
+    for (const user of await db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("id", "in", chunk).execute()) found.set(user.id, user);
   }
+  return found;
+}
+
+/**
+ * lookUpUserForViewer for many addresses at once, in chunks: each address
+ * (as given) → the user it names for `viewer`, if any.
+ */
+export async function usersByEmailsForViewer(db: Kysely<Database>, realmId: number, emails: readonly string[], viewer: Viewer): Promise<Map<string, User>> {
+  const keyOf = (email: string) => email.trim().toLowerCase();
+  const keys = [...new Set(emails.filter(isStorableText).map(keyOf))];
+  const byApiEmail = new Map<string, User>();
+  for (const chunk of inChunks(keys)) {
+    for (const user of await db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("email_key", "in", chunk).execute()) byApiEmail.set(user.email_key, user);
+  }
+  const byRealEmail = new Map<string, User>();
+  for (const chunk of inChunks(keys.filter((k) => !byApiEmail.has(k)))) {
+    for (const user of await db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("delivery_email_key", "in", chunk).execute()) {
+      if (seesDeliveryEmail(user, viewer)) byRealEmail.set(user.delivery_email_key, user);
+    }
+  }
+  const found = new Map<string, User>();
+  for (const email of emails) {
+    const user = byApiEmail.get(keyOf(email)) ?? byRealEmail.get(keyOf(email));
+    if (user) found.set(email, user);
+  }
+  return found;
+}
+
+/** Throws unless every ID is an active user of the organization (direct members of a group setting); the first bad one in request order is named. */
+export async function checkSettingMembers(db: Kysely<Database>, realmId: number, userIds: readonly number[]): Promise<void> {
+  const valid = new Set<number>();
+  for (const chunk of inChunks([...new Set(userIds)].filter(isStorableId))) {
+    const rows = await db
+      .selectFrom("users")
+      .select("id")
+      .where("realm_id", "=", realmId)
+      .where("id", "in", chunk)
+      .where("is_active", "=", true)
+      .where("is_system_bot", "=", false)
+      .execute();
+    for (const row of rows) valid.add(row.id);
+  }
+  const invalid = userIds.find((id) => !valid.has(id));
+  if (invalid !== undefined) throw badRequest(`Invalid user ID: ${invalid}`);
 }

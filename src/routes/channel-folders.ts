@@ -1,6 +1,7 @@
 // Channel folders: create, list, update (rename, describe, archive) and reorder.
 import { createChannelFolder, reorderChannelFolders, updateChannelFolder } from "../actions/channel-folders.ts";
 import { check, param } from "../http/params.ts";
+import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
 import { defineRoute, type Route } from "../http/route.ts";
 import { listChannelFolders } from "../queries/channel-folders.ts";
 
@@ -31,7 +32,7 @@ export const channelFoldersRoutes: Route[] = [
     method: "PATCH",
     path: "/channel_folders",
     auth: "api",
-    params: { order: param.json(check.list(check.int)).required() },
+    params: { order: param.json(check.list(check.int, { max: MAX_ITEMS_PER_REQUEST })).required() },
     handler: async ({ services, realm, user }, { order }) => {
       await reorderChannelFolders(services, realm, user, order);
     },

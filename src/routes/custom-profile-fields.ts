@@ -5,6 +5,7 @@
 import { createField, deleteField, removeOwnProfileData, reorderFields, updateField, updateOwnProfileData } from "../actions/custom-profile-fields.ts";
 import { checkFieldDataShape, checkProfileDataElement, type ProfileValue } from "../domain/custom-profile-fields.ts";
 import { pythonStrip } from "../domain/text.ts";
+import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
 import { check, Param, param } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
 import { listApiFields } from "../queries/custom-profile-fields.ts";
@@ -56,7 +57,7 @@ export const customProfileFieldRoutes = [
     path: "/realm/profile_fields",
     auth: "api",
     adminOnly: true,
-    params: { order: param.json(check.list(check.int)).required() },
+    params: { order: param.json(check.list(check.int, { max: MAX_ITEMS_PER_REQUEST })).required() },
     handler: async ({ services, realm }, p) => {
       await reorderFields(services, realm, p.order);
     },
@@ -103,7 +104,7 @@ export const customProfileFieldRoutes = [
     method: "PATCH",
     path: "/users/me/profile_data",
     auth: "api",
-    params: { data: param.json(check.list(checkProfileDataElement(false))).required() },
+    params: { data: param.json(check.list(checkProfileDataElement(false), { max: MAX_ITEMS_PER_REQUEST })).required() },
     handler: async ({ services, realm, user }, p) => {
       await updateOwnProfileData(services, realm, user, p.data as { id: number; value: ProfileValue }[]);
     },
@@ -113,7 +114,7 @@ export const customProfileFieldRoutes = [
     method: "DELETE",
     path: "/users/me/profile_data",
     auth: "api",
-    params: { data: param.json(check.list(check.int)).required() },
+    params: { data: param.json(check.list(check.int, { max: MAX_ITEMS_PER_REQUEST })).required() },
     handler: async ({ services, realm, user }, p) => {
       await removeOwnProfileData(services, realm, user, p.data);
     },

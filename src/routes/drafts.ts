@@ -2,6 +2,7 @@
 // their own (bots and guests too); another user's draft does not exist for
 // them. With enable_drafts_synchronization off, every endpoint refuses before
 // looking at its parameters, as Zulip's @draft_endpoint does.
+import { MAX_ITEMS_PER_REQUEST, MAX_USER_IDS } from "../domain/limits.ts";
 import { checkDraftsEnabled, createDrafts, deleteDraft, editDraft } from "../actions/drafts.ts";
 import { DRAFT_TYPES, type DraftData } from "../domain/drafts.ts";
 import { requiredText } from "../domain/text.ts";
@@ -27,7 +28,7 @@ const timestampValue: Validator<number | null> = (value, name) => {
 const draftData: Validator<DraftData> = check.object(
   {
     type: check.oneOf(DRAFT_TYPES),
-    to: check.list(check.int),
+    to: check.list(check.int, { max: MAX_USER_IDS }),
     topic: rawString,
     content: (value, name) => requiredText(rawString(value, name), name),
     timestamp: timestampValue,
@@ -61,7 +62,7 @@ export const draftsRoutes = [
     params: { drafts: param.string() },
     handler: async ({ services, realm, user }, p) => {
       checkDraftsEnabled(user);
-      const drafts = jsonArgument(p.drafts, "drafts", check.list(draftData));
+      const drafts = jsonArgument(p.drafts, "drafts", check.list(draftData, { max: MAX_ITEMS_PER_REQUEST }));
       return { ids: await createDrafts(services, realm, user, drafts) };
     },
   }),

@@ -1,6 +1,7 @@
 import { registerQueue, type RegisterOptions } from "../actions/events.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
+import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
 import { QUEUE_NARROW_IS_OPERANDS, QUEUE_NARROW_OPERATORS } from "../events/filter.ts";
 import { CAPABILITY_NAMES, type CapabilityName } from "../events/notifier.ts";
 import { QueueError, type EventQueue } from "../events/queues.ts";
@@ -47,8 +48,8 @@ export const eventsRoutes = [
     path: "/register",
     auth: "api",
     params: {
-      event_types: param.json(check.nullable(check.list(check.string))),
-      fetch_event_types: param.json(check.nullable(check.list(check.string))),
+      event_types: param.json(check.nullable(check.list(check.string, { max: MAX_ITEMS_PER_REQUEST }))),
+      fetch_event_types: param.json(check.nullable(check.list(check.string, { max: MAX_ITEMS_PER_REQUEST }))),
       narrow: param.json(narrowTerms).default([]),
       all_public_streams: param.bool().default(false),
       client_capabilities: param.json(capabilities),

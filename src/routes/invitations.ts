@@ -19,6 +19,7 @@ import { INVITE_AS_VALUES, MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, parseInviteeE
 import { Role } from "../domain/roles.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { check, param } from "../http/params.ts";
+import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
 import { defineRoute, limitByIp, type MethodTable } from "../http/route.ts";
 import type { Services } from "../services.ts";
 
@@ -28,7 +29,7 @@ const MAX_EXPIRY_MINUTES = 100 * 365 * 24 * 60;
 const optionParams = {
   invite_expires_in_minutes: param.json(check.nullable(check.int)),
   invite_as: param.int().default(Role.MEMBER),
-  group_ids: param.json(check.list(check.int)).default([]),
+  group_ids: param.json(check.list(check.int, { max: MAX_ITEMS_PER_REQUEST })).default([]),
   include_realm_default_subscriptions: param.bool().default(false),
   welcome_message_custom_text: param.string(),
 };
@@ -67,7 +68,7 @@ export const invitationRoutes = [
     auth: "api",
     params: {
       invitee_emails: param.string().required(),
-      stream_ids: param.json(check.list(check.int)).required(),
+      stream_ids: param.json(check.list(check.int, { max: MAX_ITEMS_PER_REQUEST })).required(),
       notify_referrer_on_join: param.bool().default(true),
       ...optionParams,
     },
@@ -82,7 +83,7 @@ export const invitationRoutes = [
     method: "POST",
     path: "/invites/multiuse",
     auth: "api",
-    params: { stream_ids: param.json(check.list(check.int)).default([]), ...optionParams },
+    params: { stream_ids: param.json(check.list(check.int, { max: MAX_ITEMS_PER_REQUEST })).default([]), ...optionParams },
     handler: async ({ services, realm, user }, p) => ({
       invite_link: await createMultiuseInvite(services, realm, user, invitationOptions(services, p, p.stream_ids)),
     }),

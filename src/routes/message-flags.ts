@@ -1,6 +1,7 @@
 import { markAllAsRead, markChannelAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from "../actions/message-flags.ts";
 import { badRequest } from "../errors.ts";
 import { check, param } from "../http/params.ts";
+import { MAX_MESSAGE_IDS } from "../domain/limits.ts";
 import { defineRoute } from "../http/route.ts";
 import { anchor, narrow, nonNegative } from "./messages.ts";
 
@@ -22,7 +23,7 @@ export const messageFlagsRoutes = [
     path: "/messages/flags",
     auth: "api",
     params: {
-      messages: param.json(check.list(check.int)).required(),
+      messages: param.json(check.list(check.int, { max: MAX_MESSAGE_IDS })).required(),
       op: param.string().required(),
       flag: param.string().required(),
     },

@@ -5,6 +5,7 @@ import { updateUserTopic } from "../actions/user-topics.ts";
 import { actorFor } from "../actions/actor.ts";
 import { clientName, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, topicOrSubject } from "../domain/messages.ts";
 import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
+import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { check, param, type Validator } from "../http/params.ts";
@@ -88,7 +89,7 @@ export const messageRoutes = [
       apply_markdown: param.bool().default(true),
       use_first_unread_anchor: param.bool().default(false),
       allow_empty_topic_name: param.bool().default(false),
-      message_ids: param.json(check.list(check.int)),
+      message_ids: param.json(check.list(check.int, { max: MAX_MESSAGES_PER_FETCH, tooLong: `Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).` })),
     },
     handler: async (request, p) => {
       const db = request.services.storage.db;
@@ -99,7 +100,6 @@ export const messageRoutes = [
         if (p.num_before !== undefined || p.num_after !== undefined || p.anchor !== undefined || p.use_first_unread_anchor) {
           throw badRequest("Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor");
         }
-        if (p.message_ids.length > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
         const messages = await fetchMessagesByIds(db, request.services.storage.dialect, request.services.config, request.realm, actor, p.message_ids, terms, format);
         return { messages, found_anchor: false, found_oldest: false, found_newest: false, history_limited: false };
       }
@@ -126,7 +126,8 @@ export const messageRoutes = [
     path: "/messages/matches_narrow",
     auth: "api",
     params: {
-      msg_ids: param.json(check.list(check.int)).required(),
+      // Chosen (Zulip has no bound): as many as one fetch returns, which the message-object code is built for.
+      msg_ids: param.json(check.list(check.int, { max: MAX_MESSAGES_PER_FETCH })).required(),
       narrow: param.json(narrow).required(),
     },
     handler: async (request, p) => {
@@ -191,7 +192,7 @@ export const messageRoutes = [
     method: "POST",
     path: "/users/me/alert_words",
     auth: "api",
-    params: { alert_words: param.json(check.list(check.string)).required() },
+    params: { alert_words: param.json(check.list(check.string, { max: MAX_ITEMS_PER_REQUEST })).required() },
     handler: async (request, p) => ({ alert_words: await addAlertWords(request.services, request.realm, request.user, p.alert_words) }),
   }),
 
@@ -199,7 +200,7 @@ export const messageRoutes = [
     method: "DELETE",
     path: "/users/me/alert_words",
     auth: "api",
-    params: { alert_words: param.json(check.list(check.string)).required() },
+    params: { alert_words: param.json(check.list(check.string, { max: MAX_ITEMS_PER_REQUEST })).required() },
     handler: async (request, p) => ({ alert_words: await removeAlertWords(request.services, request.realm, request.user, p.alert_words) }),
   }),
 

@@ -4,6 +4,7 @@
 import { createReminder, deleteScheduledRow, editScheduledMessage, scheduleMessage } from "../actions/scheduled-messages.ts";
 import { clientName, topicOrSubject } from "../domain/messages.ts";
 import { DeliveryType } from "../domain/scheduled-messages.ts";
+import { MAX_USER_IDS } from "../domain/limits.ts";
 import { check, param, type Validator } from "../http/params.ts";
 import { defineRoute, type ApiRequest } from "../http/route.ts";
 import { undeliveredReminders, undeliveredScheduledMessages } from "../queries/scheduled-messages.ts";
@@ -11,7 +12,7 @@ import { undeliveredReminders, undeliveredScheduledMessages } from "../queries/s
 const MESSAGE_TYPES = ["direct", "private", "stream", "channel"] as const;
 
 /** `to`: a channel ID or a list of user IDs, JSON-encoded (names and emails are not accepted here, as in Zulip). */
-const channelIdOrUserIds: Validator<number | number[]> = (value, name) => (Array.isArray(value) ? check.list(check.int)(value, name) : check.int(value, name));
+const channelIdOrUserIds: Validator<number | number[]> = (value, name) => (Array.isArray(value) ? check.list(check.int, { max: MAX_USER_IDS })(value, name) : check.int(value, name));
 
 const kindOf = (type: (typeof MESSAGE_TYPES)[number]) => (type === "stream" || type === "channel" ? "channel" : "direct");
 

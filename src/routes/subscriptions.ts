@@ -8,8 +8,10 @@ import {
 } from "../actions/subscriptions.ts";
 import { CHANNEL_GROUP_SETTING_NAMES, HEX_COLOR, TOPICS_POLICIES, type ChannelGroupSettingName } from "../domain/channels.ts";
 import type { GroupSettingValue } from "../domain/group-settings.ts";
+import { decodeClientJson } from "../domain/json.ts";
+import { MAX_ITEMS_PER_REQUEST, MAX_PRINCIPALS } from "../domain/limits.ts";
 import { badRequest } from "../errors.ts";
-import { check, param, type ParamsOf, type Validator } from "../http/params.ts";
+import { check, checkListLength, param, type ParamsOf, type Validator } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
 import { isUserSubscribed, listSubscriptions } from "../queries/channels.ts";
 import { retentionDays } from "./channels.ts";
@@ -27,8 +29,9 @@ const subscriptionRequest = check.object(
 /** User IDs, or API email addresses (the older form). */
 const principals: Validator<(number | string)[]> = (value, name) => {
   if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
+  checkListLength(value, name, { max: MAX_PRINCIPALS });
   if (value.every((v) => typeof v === "string")) return value as string[];
-  return check.list(check.int)(value, name);
+  return check.list(check.int, { max: MAX_PRINCIPALS })(value, name);
 };
 
 /** The parameters that configure channels created by a subscribe request. */
@@ -83,7 +86,7 @@ export const subscriptionsRoutes = [
     path: "/users/me/subscriptions",
     auth: "api",
     params: {
-      subscriptions: param.json(check.list(subscriptionRequest)).required(),
+      subscriptions: param.json(check.list(subscriptionRequest, { max: MAX_ITEMS_PER_REQUEST })).required(),
       principals: param.json(principals),
       authorization_errors_fatal: param.bool().default(true),
       send_new_subscription_messages: param.bool().default(true),
@@ -103,7 +106,7 @@ export const subscriptionsRoutes = [
     method: "DELETE",
     path: "/users/me/subscriptions",
     auth: "api",
-    params: { subscriptions: param.json(check.list(check.string)).required(), principals: param.json(principals) },
+    params: { subscriptions: param.json(check.list(check.string, { max: MAX_ITEMS_PER_REQUEST })).required(), principals: param.json(principals) },
     handler: async ({ services, realm, user }, p) => ({ ...(await unsubscribe(services, realm, user, p.subscriptions, p.principals)) }),
   }),
   defineRoute({
@@ -111,8 +114,8 @@ export const subscriptionsRoutes = [
     path: "/users/me/subscriptions",
     auth: "api",
     params: {
-      add: param.json(check.list(subscriptionRequest)),
-      delete: param.json(check.list(check.string)),
+      add: param.json(check.list(subscriptionRequest, { max: MAX_ITEMS_PER_REQUEST })),
+      delete: param.json(check.list(check.string, { max: MAX_ITEMS_PER_REQUEST })),
     },
     handler: async ({ services, realm, user }, p) => {
       const add = p.add ?? [];
@@ -141,7 +144,7 @@ export const subscriptionsRoutes = [
     auth: "api",
     params: {
       subscription_data: param
-        .json(check.list(check.object({ stream_id: check.int, property: check.string, value: (v: unknown) => v })))
+        .json(check.list(check.object({ stream_id: check.int, property: check.string, value: (v: unknown) => v }), { max: MAX_ITEMS_PER_REQUEST }))
         .required(),
     },
     handler: async ({ services, realm, user }, { subscription_data }) => {
@@ -160,13 +163,9 @@ export const subscriptionsRoutes = [
         value: param.string().required(),
       },
       handler: async ({ services, realm, user }, { stream_id, property, value }) => {
-        let decoded: unknown = value;
-        try {
-          decoded = JSON.parse(value);
-        } catch {
-          // a raw string, e.g. a colour
-        }
-        await changeSubscriptionProperties(services, realm, user, [{ stream_id, property, value: decoded }]);
+        // JSON, or a raw string (e.g. a colour).
+        const decoded = decodeClientJson(value, "value");
+        await changeSubscriptionProperties(services, realm, user, [{ stream_id, property, value: decoded === undefined ? value : decoded }]);
       },
     }),
   ),

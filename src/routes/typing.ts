@@ -1,4 +1,5 @@
 import { sendTypingNotification } from "../actions/typing.ts";
+import { MAX_USER_IDS } from "../domain/limits.ts";
 import { check, param } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
 
@@ -11,7 +12,7 @@ export const typingRoutes = [
       // "private" is no longer accepted, as in current Zulip.
       type: param.choice(["direct", "stream", "channel"] as const).default("direct"),
       op: param.choice(["start", "stop"] as const).required(),
-      to: param.json(check.list(check.int)),
+      to: param.json(check.list(check.int, { max: MAX_USER_IDS })),
       stream_id: param.int(),
       topic: param.string(),
     },

@@ -12,6 +12,7 @@ import {
   updateUserGroup,
 } from "../actions/user-groups.ts";
 import { requireNonGuest } from "../domain/roles.ts";
+import { MAX_GROUP_IDS, MAX_USER_IDS } from "../domain/limits.ts";
 import { USER_GROUP_SETTING_NAMES, type UserGroupSettingName } from "../domain/user-groups.ts";
 import { ApiError } from "../errors.ts";
 import { check, param, parseParams, type Param, type ParamShape, type ParamsOf } from "../http/params.ts";
@@ -63,7 +64,9 @@ function pathId(raw: string): number {
   return Number.isSafeInteger(value) ? value : -1;
 }
 
-const idList = () => param.json(check.list(check.int));
+/** A list of user IDs (members) or of group IDs (subgroups). */
+const userIds = () => param.json(check.list(check.int, { max: MAX_USER_IDS }));
+const groupIds = () => param.json(check.list(check.int, { max: MAX_GROUP_IDS }));
 
 const createSettingParams = Object.fromEntries(USER_GROUP_SETTING_NAMES.map((name) => [name, param.json(check.groupSetting)])) as Record<
   UserGroupSettingName,
@@ -95,8 +98,8 @@ export const userGroupsRoutes: Route[] = [
     params: {
       name: param.string().required(),
       description: param.string().required(),
-      members: idList().required(),
-      subgroups: idList(),
+      members: userIds().required(),
+      subgroups: groupIds(),
       ...createSettingParams,
     },
     guard: (request) => requireGroupCreatePermission(request.services, request.realm, request.user),
@@ -146,10 +149,10 @@ export const userGroupsRoutes: Route[] = [
     path: "/user_groups/:user_group_id/members",
     params: {
       user_group_id: param.string().required(),
-      add: idList(),
-      delete: idList(),
-      add_subgroups: idList(),
-      delete_subgroups: idList(),
+      add: userIds(),
+      delete: userIds(),
+      add_subgroups: groupIds(),
+      delete_subgroups: groupIds(),
     },
     pathIds: ["user_group_id"],
     guard: nonGuest,
@@ -165,7 +168,7 @@ export const userGroupsRoutes: Route[] = [
   guardedRoute({
     method: "POST",
     path: "/user_groups/:user_group_id/subgroups",
-    params: { user_group_id: param.string().required(), add: idList(), delete: idList() },
+    params: { user_group_id: param.string().required(), add: groupIds(), delete: groupIds() },
     pathIds: ["user_group_id"],
     guard: nonGuest,
     handler: async (request, values) => {

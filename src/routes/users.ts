@@ -6,6 +6,7 @@ import {
   updateUser,
 } from "../actions/users.ts";
 import { checkProfileDataElement } from "../domain/custom-profile-fields.ts";
+import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
 import { ALL_ROLES } from "../domain/roles.ts";
 import { noSuchUser } from "../errors.ts";
 import { check, param } from "../http/params.ts";
@@ -99,7 +100,7 @@ export const userRoutes = [
       full_name: param.string(),
       role: param.json(check.oneOf(ALL_ROLES)),
       // Values of custom profile fields; null, "" or [] removes one.
-      profile_data: param.json(check.list(checkProfileDataElement(true))),
+      profile_data: param.json(check.list(checkProfileDataElement(true), { max: MAX_ITEMS_PER_REQUEST })),
     },
     handler: async (request, { user, full_name, role, profile_data }) => {
       const targetId = await userIdFromPath(request, user);

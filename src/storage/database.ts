@@ -170,3 +170,14 @@ export function inChunks<T>(items: readonly T[], size = IDS_PER_STATEMENT): T[][
 export function isStorableId(id: number): boolean {
   return Number.isSafeInteger(id) && id >= 1 && id <= 2147483647;
 }
+
+/**
+ * Text with a NUL character can name no row (none is stored: every text
+ * parameter refuses NUL), and PostgreSQL rejects it in a query where SQLite
+ * would find nothing. Look-ups by a client-given text that has not been
+ * through the parameter parser (HTTP Basic credentials, paths of the file
+ * routes) check it first and answer "not found", as SQLite does.
+ */
+export function isStorableText(text: string): boolean {
+  return !text.includes("\u0000");
+}

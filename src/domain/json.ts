@@ -1,0 +1,107 @@
+// Decoding JSON that clients send, safely: a bounded nesting depth (checked on
+// the text, before JSON.parse, so nothing downstream — validators, settings
+// merges, JSON.stringify — ever walks a value deep enough to exhaust the
+// stack) and no NUL characters in decoded strings or object keys (PostgreSQL
+// cannot store or compare NUL in text; no Zulip field means anything by it).
+import { badRequest, type ApiError } from "../errors.ts";
+
+/**
+ * The deepest nesting of arrays and objects a JSON parameter may have. Zulip
+ * has no such bound; the deepest value any endpoint takes (a group setting
+ * change, {"new": {"direct_members": [1]}}) is 3 levels.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+const OPEN_BRACKET = 0x5b; // [
+const OPEN_BRACE = 0x7b; // {
+const CLOSE_BRACKET = 0x5d; // ]
+const CLOSE_BRACE = 0x7d; // }
+const QUOTE = 0x22; // "
+const BACKSLASH = 0x5c; // \
+
+/**
+ * Whether JSON text nests arrays and objects more than `limit` deep. A single
+ * pass over the text (brackets inside strings do not count); it does not check
+ * that the text is valid JSON, which JSON.parse does afterwards.
+ */
+export function jsonNestingExceeds(text: string, limit: number = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) {
+      inString = true;
+    } else if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+      if (++depth > limit) return true;
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** Whether a decoded value nests arrays and objects more than `limit` deep (iteratively: the value may be arbitrarily deep). */
+export function valueNestingExceeds(value: unknown, limit: number = MAX_JSON_DEPTH): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: current, depth } = stack.pop()!;
+    if (typeof current !== "object" || current === null) continue;
+    if (depth + 1 > limit) return true;
+    const children = Array.isArray(current) ? current : Object.values(current);
+    for (const child of children) if (typeof child === "object" && child !== null) stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
+}
+
+/** Whether a decoded JSON value holds a NUL character in any string or object key. */
+export function jsonHasNul(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (typeof current === "string") {
+      if (current.includes("\u0000")) return true;
+    } else if (Array.isArray(current)) {
+      stack.push(...current);
+    } else if (typeof current === "object" && current !== null) {
+      for (const [key, child] of Object.entries(current)) {
+        if (key.includes("\u0000")) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
+}
+
+/** A raw NUL, or a \u0000 escape that JSON.parse would turn into one. */
+const NUL_IN_TEXT = /\u0000|\\u0000/i;
+
+export function tooDeeplyNested(name: string): ApiError {
+  return badRequest(`${name} is nested too deeply (limit: ${MAX_JSON_DEPTH} levels)`);
+}
+
+export function containsNul(name: string): ApiError {
+  return badRequest(`${name} contains a NUL character`);
+}
+
+/**
+ * JSON.parse for a client's parameter `name`: too deep → 400 naming it;
+ * invalid JSON → `invalid()`'s error (or `undefined` is returned when
+ * `invalid` is omitted, for values that may also be bare strings); a decoded
+ * NUL anywhere → 400 naming it.
+ */
+export function decodeClientJson(text: string, name: string, invalid?: () => ApiError): unknown {
+  if (jsonNestingExceeds(text)) throw tooDeeplyNested(name);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    if (invalid) throw invalid();
+    return undefined;
+  }
+  // Only text with a NUL or a \u0000 escape can decode to a NUL: the common case costs one regex test.
+  if (NUL_IN_TEXT.test(text) && jsonHasNul(value)) throw containsNul(name);
+  return value;
+}
