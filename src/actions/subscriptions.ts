@@ -380,11 +380,12 @@ async function sendSubscribeNotifications(services: Services, realm: Realm, acto
   for (const { user, channels } of outcome.othersSubscribed.values()) {
     if (user.is_bot) continue;
     const names = channels.map((c) => c.name).sort(compareCodePoints);
-    const actorMention = `@**${actor.full_name}|${actor.id}**`;
+    // Zulip's you_were_just_subscribed_message (since zulip/zulip#34396): a silent
+    // mention, so naming the person who acted never notifies them.
     const content =
       names.length === 1
-        ? `${actorMention} subscribed you to the channel #**${names[0]}**.`
-        : `${actorMention} subscribed you to the following channels:\n\n${names.map((n) => `* #**${n}**\n`).join("")}`;
+        ? `${mention} subscribed you to #**${names[0]}**.`
+        : `${mention} subscribed you to the following channels:\n\n${names.map((n) => `* #**${n}**\n`).join("")}`;
     await sendNotificationBotMessage(services, realm, { userIds: [user.id] }, content);
   }
   outcome.result.new_subscription_messages_sent = true;
