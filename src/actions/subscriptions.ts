@@ -28,7 +28,7 @@ import {
 import { parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
 import { isGuest, isOwner, requireNonGuest } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
-import { compareCodePoints, renderDescription } from "../domain/text.ts";
+import { compareCodePoints } from "../domain/text.ts";
 import { PendingEvents } from "../events/notifier.ts";
 import { badRequest, mustBeOwner, noSuchUser } from "../errors.ts";
 import {
@@ -50,6 +50,7 @@ import { actorFor } from "./actor.ts";
 import { sendNotificationBotMessage } from "./messages.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { getChannelFolder } from "../queries/channel-folders.ts";
+import { renderDescription } from "../queries/markdown-context.ts";
 
 
 export interface SubscriptionRequest {
@@ -221,7 +222,16 @@ async function subscriptionAddEvents(
   }
 }
 
-async function insertChannel(trx: Trx, realm: Realm, creator: User, request: SubscriptionRequest, options: NewChannelOptions, settings: Record<ChannelGroupSettingName, string>, now: number): Promise<Channel> {
+async function insertChannel(
+  services: Services,
+  trx: Trx,
+  realm: Realm,
+  creator: User,
+  request: SubscriptionRequest,
+  options: NewChannelOptions,
+  settings: Record<ChannelGroupSettingName, string>,
+  now: number,
+): Promise<Channel> {
   const description = request.description ?? "";
   const { id } = await trx
     .insertInto("channels")
@@ -230,7 +240,7 @@ async function insertChannel(trx: Trx, realm: Realm, creator: User, request: Sub
       name: request.name,
       name_key: request.name.toLowerCase(),
       description,
-      rendered_description: renderDescription(description),
+      rendered_description: await renderDescription(trx, services.config, realm.id, description),
       date_created: now,
       creator_id: creator.id,
       invite_only: options.inviteOnly,
@@ -298,7 +308,7 @@ async function subscribeInTransaction(
   const created: Channel[] = [];
   if (toCreate.length > 0) {
     const channelSettings = await newChannelSettings(trx, realm, user.id, input.groupSettings);
-    for (const request of toCreate) created.push(await insertChannel(trx, realm, user, request, input, channelSettings, now));
+    for (const request of toCreate) created.push(await insertChannel(services, trx, realm, user, request, input, channelSettings, now));
     if (input.isDefaultStream) {
       await trx.insertInto("default_channels").values(created.map((c) => ({ realm_id: realm.id, channel_id: c.id }))).execute();
     }

@@ -16,7 +16,6 @@ import {
 } from "../domain/limits.ts";
 import { parseRealmSettings, REALM_GROUP_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES, type RealmGroupSettingName, type RealmSettings } from "../domain/realm-settings.ts";
 import { isAdmin, isGuest, isModerator, isOwner } from "../domain/roles.ts";
-import { renderDescription } from "../domain/text.ts";
 import { MAX_REMINDER_NOTE_LENGTH } from "../domain/scheduled-messages.ts";
 import { EMOJISET_CHOICES, legacyEventOf, NOTIFICATION_SOUNDS, parseUserSettings, USER_SETTING_DEFAULTS, USER_SETTING_NAMES } from "../domain/user-settings.ts";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../domain/users.ts";
@@ -168,7 +167,7 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
   const url = services.config.externalUrl;
   Object.assign(state, {
     realm_name: realm.name,
-    realm_description: renderDescription(realm.description),
+    realm_description: realm.rendered_description,
     realm_date_created: realm.date_created,
     realm_allow_edit_history: settings.message_edit_history_visibility_policy !== "none",
     realm_mandatory_topics: settings.topics_policy === "disable_empty_topic",

@@ -2,6 +2,7 @@
 // migrations/ is listed here so the set is the same under tsx and compiled JS.
 import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } from "kysely";
 import type { Dialect, Storage } from "./database.ts";
+import type { Database } from "./schema.ts";
 import * as m0001 from "./migrations/0001_foundation.ts";
 import * as m0002 from "./migrations/0002_channels_groups.ts";
 import * as m0003 from "./migrations/0003_case_keys.ts";
@@ -16,9 +17,16 @@ import * as m0011 from "./migrations/0011_invitations.ts";
 import * as m0012 from "./migrations/0012_mention_lookup.ts";
 import * as m0013 from "./migrations/0013_dm_hash.ts";
 import * as m0014 from "./migrations/0014_login_failures.ts";
+import * as m0018 from "./migrations/0018_rendered_descriptions.ts";
+
+/** What data migrations need from the running server. */
+export interface MigrationContext {
+  /** A channel, folder or organization description's HTML, as the server renders it (0018). */
+  renderDescription(db: Kysely<Database>, realmId: number, description: string): Promise<string>;
+}
 
 interface MigrationFile {
-  up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
+  up(db: Kysely<unknown>, dialect: Dialect, context: MigrationContext): Promise<void>;
 }
 
 const MIGRATIONS: Record<string, MigrationFile> = {
@@ -36,15 +44,19 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0012_mention_lookup": m0012,
   "0013_dm_hash": m0013,
   "0014_login_failures": m0014,
+  "0018_rendered_descriptions": m0018,
 };
 
-export async function migrateToLatest(storage: Storage): Promise<string[]> {
+export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {
   const migrations: Record<string, Migration> = {};
   for (const [name, file] of Object.entries(MIGRATIONS)) {
     // Kysely runs SQLite migrations outside a transaction (it reports no
     // transactional DDL); SQLite has it, so a crash mid-migration rolls back.
     migrations[name] = {
-      up: (db) => (storage.dialect === "sqlite" ? db.transaction().execute((trx) => file.up(trx as unknown as Kysely<unknown>, storage.dialect)) : file.up(db, storage.dialect)),
+      up: (db) =>
+        storage.dialect === "sqlite"
+          ? db.transaction().execute((trx) => file.up(trx as unknown as Kysely<unknown>, storage.dialect, context))
+          : file.up(db, storage.dialect, context),
     };
   }
   // On PostgreSQL, Kysely looks for its bookkeeping tables in every schema

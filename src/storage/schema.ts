@@ -9,6 +9,8 @@ export interface RealmTable {
   name: string;
   /** Markdown source of the organization description. */
   description: string;
+  /** Its HTML (queries/markdown-context.ts renderDescription), kept with it as for channels. */
+  rendered_description: ColumnType<string, string | undefined, string>;
   date_created: number;
   deactivated: ColumnType<boolean, boolean | undefined, boolean>;
   /** JSON object of organization settings; keys not present take the defaults in domain/realm-settings. */
