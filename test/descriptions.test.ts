@@ -139,12 +139,13 @@ describe("migration 0018", () => {
       await db.updateTable("channels").set({ rendered_description: "<p>**old** &amp; @**Max Member**</p>" }).where("name", "=", name).execute();
       await db.updateTable("channel_folders").set({ rendered_description: "<p>*old*</p>" }).where("id", "=", folder.channel_folder_id).execute();
       await sql`ALTER TABLE realms DROP COLUMN rendered_description`.execute(db);
-      await sql`DELETE FROM kysely_migration WHERE name = '0018_rendered_descriptions'`.execute(db);
+      await sql`DROP TABLE realm_playgrounds`.execute(db);
+      await sql`DELETE FROM kysely_migration WHERE name = '0018_descriptions_playgrounds'`.execute(db);
 
       const applied = await migrateToLatest(app.services.storage, {
         renderDescription: (trx, realmId, text) => renderDescription(trx, app.services.config, realmId, text),
       });
-      assert.deepEqual(applied, ["0018_rendered_descriptions"]);
+      assert.deepEqual(applied, ["0018_descriptions_playgrounds"]);
 
       const channel = await db.selectFrom("channels").select(["rendered_description"]).where("name", "=", name).executeTakeFirstOrThrow();
       assert.equal(channel.rendered_description, `<p><strong>old</strong> &amp; <span class="user-mention" data-user-id="${app.users.member.id}">@Max Member</span></p>`);

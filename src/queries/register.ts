@@ -28,6 +28,7 @@ import { realmEmojiDict } from "./realm-emoji.ts";
 import { savedSnippetsOf } from "./saved-snippets.ts";
 import { navigationViewsOf } from "./navigation-views.ts";
 import { pushDevicesState } from "./push-devices.ts";
+import { realmPlaygrounds } from "./playgrounds.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
 import { realmIconUrl } from "./server-settings.ts";
@@ -122,7 +123,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("realm_emoji")) state.realm_emoji = await realmEmojiDict(db, realm.id);
   if (wants("realm_linkifiers")) state.realm_linkifiers = [];
   if (wants("realm_filters")) state.realm_filters = [];
-  if (wants("realm_playgrounds")) state.realm_playgrounds = [];
+  if (wants("realm_playgrounds")) state.realm_playgrounds = await realmPlaygrounds(db, realm.id);
   if (wants("realm_user")) Object.assign(state, await usersState(db, services, realm, user, actor, settings));
   if (wants("realm_bot")) state.realm_bots = await botsState(db, services, realm, user);
   if (wants("realm_embedded_bots")) state.realm_embedded_bots = [];

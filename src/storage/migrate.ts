@@ -17,7 +17,7 @@ import * as m0011 from "./migrations/0011_invitations.ts";
 import * as m0012 from "./migrations/0012_mention_lookup.ts";
 import * as m0013 from "./migrations/0013_dm_hash.ts";
 import * as m0014 from "./migrations/0014_login_failures.ts";
-import * as m0018 from "./migrations/0018_rendered_descriptions.ts";
+import * as m0018 from "./migrations/0018_descriptions_playgrounds.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -44,7 +44,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0012_mention_lookup": m0012,
   "0013_dm_hash": m0013,
   "0014_login_failures": m0014,
-  "0018_rendered_descriptions": m0018,
+  "0018_descriptions_playgrounds": m0018,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {

@@ -221,6 +221,16 @@ export interface AlertWordTable {
   word_key: string;
 }
 
+/** Zulip's RealmPlayground: where to open code blocks of a language. */
+export interface RealmPlaygroundTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  pygments_language: string;
+  /** RFC 6570 template whose only variable is `code`. */
+  url_template: string;
+}
+
 export interface RealmEmojiTable {
   id: Generated<number>;
   realm_id: number;
@@ -394,6 +404,7 @@ export interface Database {
   user_topics: UserTopicTable;
   alert_words: AlertWordTable;
   realm_emoji: RealmEmojiTable;
+  realm_playgrounds: RealmPlaygroundTable;
   scheduled_messages: ScheduledMessageTable;
   saved_snippets: SavedSnippetTable;
   navigation_views: NavigationViewTable;
@@ -457,6 +468,7 @@ export type ChannelFolder = Selectable<ChannelFolderTable>;
 export type Message = Selectable<MessageTable>;
 export type Attachment = Selectable<AttachmentTable>;
 export type RealmEmoji = Selectable<RealmEmojiTable>;
+export type RealmPlayground = Selectable<RealmPlaygroundTable>;
 export type ScheduledMessage = Selectable<ScheduledMessageTable>;
 export type SavedSnippet = Selectable<SavedSnippetTable>;
 export type NavigationView = Selectable<NavigationViewTable>;
