@@ -3,7 +3,7 @@
 // /users/me/ios_device_token) and
 // POST/DELETE /users/me/android_gcm_reg_id. Humans only, each for their own
 // devices (Zulip's @human_users_only).
-import { addLegacyToken, registerPushDevice, removeLegacyToken } from "../actions/push-devices.ts";
+import { addLegacyToken, registerPushDevice, removeLegacyToken, sendTestPushNotification } from "../actions/push-devices.ts";
 import { checkApnsAppId, checkBase64Field, checkLegacyToken, E2EE_TOKEN_KINDS, TokenKind } from "../domain/push.ts";
 import { Param, param } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
@@ -82,6 +82,16 @@ export const pushRoutes = [
     handler: async ({ services, realm, user }, p) => {
       checkLegacyToken(p.token, TokenKind.FCM);
       await removeLegacyToken(services, realm, user, TokenKind.FCM, p.token);
+    },
+  }),
+
+  defineRoute({
+    method: "POST",
+    path: "/mobile_push/test_notification",
+    auth: "api",
+    params: { token: param.string() },
+    handler: async ({ services, realm, user }, p) => {
+      await sendTestPushNotification(services, realm, user, p.token);
     },
   }),
 ];
