@@ -30,7 +30,7 @@ import { isGuest, isOwner, requireNonGuest } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import { compareCodePoints } from "../domain/text.ts";
 import { PendingEvents } from "../events/notifier.ts";
-import { badRequest, mustBeOwner, noSuchUser } from "../errors.ts";
+import { ApiError, badRequest, mustBeOwner, noSuchUser } from "../errors.ts";
 import {
   channelContext,
   channelFacts,
@@ -445,7 +445,10 @@ async function unsubscribeInTransaction(
       if (!canUnsubscribeOthers(actor, channelFacts(channel), ownSubs.get(channel.id) === true)) throw badRequest("Insufficient permission");
     }
   }
-  if (missing.length > 0) throw badRequest(`Channel(s) (${missing.join(", ")}) do not exist`);
+  // The API description documents STREAM_DOES_NOT_EXIST naming the channel (Zulip's
+  // NonExistingChannelNameError example); Zulip's list_to_streams itself answers
+  // BAD_REQUEST "Channel(s) (…) do not exist". Parley follows the description.
+  if (missing.length > 0) throw new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel '${missing[0]}' does not exist`, { stream: missing[0] });
 
   const rows = await subscriptionRows(trx, targets.map((t) => t.id), channels.map((c) => c.id));
   const removed: string[] = [];
