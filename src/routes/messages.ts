@@ -11,6 +11,7 @@ import { check, param, type Validator } from "../http/params.ts";
 import { defineRoute, type ApiRequest } from "../http/route.ts";
 import { renderMarkdown } from "../markdown/render.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
+import { readReceipts } from "../queries/read-receipts.ts";
 import { accessibleMessage, channelTopics, fetchMessages, fetchMessagesByIds, formatMessage, loadMessageLookups, matchingMessages, type Anchor, type MessageFormat } from "../queries/messages.ts";
 
 export const narrow: Validator<NarrowTerm[]> = (value, name) => parseNarrow(value, name);
@@ -199,6 +200,16 @@ export const messageRoutes = [
     auth: "api",
     params: { alert_words: param.json(check.list(check.string)).required() },
     handler: async (request, p) => ({ alert_words: await removeAlertWords(request.services, request.realm, request.user, p.alert_words) }),
+  }),
+
+  defineRoute({
+    method: "GET",
+    path: "/messages/:message_id/read_receipts",
+    auth: "api",
+    params: { message_id: param.int().required() },
+    handler: async (request, p) => ({
+      user_ids: await readReceipts(request.services.storage.db, request.realm, await actorFor(request.services.storage.db, request.user), p.message_id),
+    }),
   }),
 
   defineRoute({
