@@ -24,6 +24,12 @@ export function missingArgument(name: string): ApiError {
   return new ApiError(400, "REQUEST_VARIABLE_MISSING", `Missing '${name}' argument`, { var_name: name });
 }
 
+/** Zulip's IncompatibleParametersError: `parameters` is the names joined by ", ". */
+export function incompatibleParameters(names: readonly string[]): ApiError {
+  const parameters = names.join(", ");
+  return new ApiError(400, "BAD_REQUEST", `Unsupported parameter combination: ${parameters}`, { parameters });
+}
+
 export function noSuchUser(): ApiError {
   return badRequest("No such user");
 }

@@ -8,6 +8,7 @@ import { EventQueues } from "./events/queues.ts";
 import { MemoryRateLimiter } from "./rate-limit.ts";
 import { openStorage, type Storage } from "./storage/database.ts";
 import { migrateToLatest } from "./storage/migrate.ts";
+import { renderDescription } from "./queries/markdown-context.ts";
 import { unixNow, type Services } from "./services.ts";
 import { startScheduledDelivery } from "./workers/scheduled-delivery.ts";
 import { startPushNotifications } from "./workers/push-notifications.ts";
@@ -23,7 +24,7 @@ export async function openConfiguredStorage(config: Config): Promise<Storage> {
 /** Storage opened and migrated, with the services actions need. */
 export async function openServices(config: Config, storage?: Storage): Promise<Services> {
   const opened = storage ?? (await openConfiguredStorage(config));
-  await migrateToLatest(opened);
+  await migrateToLatest(opened, { renderDescription: (db, realmId, description) => renderDescription(db, config, realmId, description) });
   const notifier = new LocalNotifier();
   const queues = new EventQueues(notifier, {
     heartbeatMs: config.eventHeartbeatMs,

@@ -2,8 +2,8 @@
 // GET /streams/{id}, GET /get_stream_id, PATCH /streams/{id} (name,
 // description, privacy, default, retention, topics policy, folder, group
 // settings, permissions), DELETE /streams/{id} (archive) and unarchiving,
-// GET /streams/{id}/members, POST/DELETE /default_streams, and who receives
-// the stream events.
+// GET /streams/{id}/members, GET /streams/{id}/email_address, POST/DELETE
+// /default_streams, and who receives the stream events.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Notification } from "../src/events/notifier.ts";
@@ -1155,3 +1155,47 @@ describe("who receives channel events", () => {
 function channelWithDefaults(id: number, name: string, creatorId: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return expectedChannel(sys, NOW, id, name, creatorId, overrides);
 }
+
+describe("GET /streams/{stream_id}/email_address", () => {
+  const emailAddress = (viewer: TestUser, id: number | string, params: Record<string, unknown> = {}) => t.api(viewer, "GET", `/streams/${id}/email_address`, params);
+
+  test("no incoming-email gateway: email is \"\", as Zulip answers without EMAIL_GATEWAY_PATTERN, for everyone who can read the channel", async () => {
+    const { owner, admin, moderator, member, guest, bot } = u();
+    const channel = await newChannel(member, { principals: [member.id, guest.id, bot.id] }, "mailable");
+    for (const viewer of [owner, admin, moderator, member, guest, bot]) {
+      const reply = assertSuccess(await emailAddress(viewer, channel.id));
+      assert.deepEqual(reply, { result: "success", msg: "", email: "" });
+    }
+  });
+
+  test("channels one cannot read, unknown and archived ones: Invalid channel ID", async () => {
+    const { admin, member, guest } = u();
+    const open = await newChannel(admin, {}, "open mail");
+    INVALID_ID(await emailAddress(guest, open.id));
+    const secret = await newChannel(member, { invite_only: true }, "secret mail");
+    INVALID_ID(await emailAddress(admin, secret.id));
+    INVALID_ID(await emailAddress(member, 999999));
+    const gone = await newChannel(admin, {}, "archived mail");
+    assertSuccess(await t.api(admin, "DELETE", `/streams/${gone.id}`));
+    INVALID_ID(await emailAddress(admin, gone.id));
+    assertError(await emailAddress(member, "abc"), 400, "BAD_REQUEST", "stream_id is not an integer");
+  });
+
+  test("sender_id: oneself, or a bot one owns (administrators: any bot); else No such bot / Insufficient permission", async () => {
+    const { admin, member, moderator, bot } = u();
+    const channel = await newChannel(admin, {}, "sender mail");
+    assertSuccess(await emailAddress(member, channel.id, { sender_id: member.id }));
+    // u().bot belongs to the member.
+    assertSuccess(await emailAddress(member, channel.id, { sender_id: bot.id }));
+    assertSuccess(await emailAddress(admin, channel.id, { sender_id: bot.id }));
+    assertError(await emailAddress(moderator, channel.id, { sender_id: bot.id }), 400, "BAD_REQUEST", "Insufficient permission");
+    assertError(await emailAddress(member, channel.id, { sender_id: admin.id }), 400, "BAD_REQUEST", "No such bot");
+    assertError(await emailAddress(member, channel.id, { sender_id: 999999 }), 400, "BAD_REQUEST", "No such bot");
+    const notificationBot = await t.services.storage.db.selectFrom("users").select("id").where("email_key", "=", "notification-bot@zulip.com").executeTakeFirstOrThrow();
+    assertError(await emailAddress(admin, channel.id, { sender_id: notificationBot.id }), 400, "BAD_REQUEST", "No such bot");
+    assertError(await emailAddress(member, channel.id, { sender_id: -1 }), 400, "BAD_REQUEST", "sender_id is too small");
+    assertError(await emailAddress(member, channel.id, { sender_id: "me" }), 400, "BAD_REQUEST", 'Argument "sender_id" is not valid JSON.');
+    // The channel is checked first.
+    INVALID_ID(await emailAddress(member, 999999, { sender_id: 999999 }));
+  });
+});

@@ -742,15 +742,15 @@ describe("GET /server_settings", () => {
     assertNoIgnored(body);
   });
 
-  test("realm_description is rendered HTML", async () => {
-    const db = t.services.storage.db;
-    await db.updateTable("realms").set({ description: "A place to chat" }).where("id", "=", t.realm.id).execute();
+  test("realm_description is the description rendered as Markdown", async () => {
+    assertSuccess(await t.api(t.users.owner, "PATCH", "/realm", { description: "A place to **chat**" }));
     try {
       const body = assertSuccess(await t.api(null, "GET", "/server_settings"));
-      assert.equal(body.realm_description, "<p>A place to chat</p>");
+      assert.equal(body.realm_description, "<p>A place to <strong>chat</strong></p>");
     } finally {
-      await db.updateTable("realms").set({ description: "" }).where("id", "=", t.realm.id).execute();
+      assertSuccess(await t.api(t.users.owner, "PATCH", "/realm", { description: "" }));
     }
+    assert.equal(assertSuccess(await t.api(null, "GET", "/server_settings")).realm_description, "");
   });
 
   test("is_incompatible only for the ZulipInvalid client", async () => {

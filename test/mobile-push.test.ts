@@ -582,3 +582,94 @@ describe("pushes for new messages", () => {
     assert.equal(notifies().length, 1);
   });
 });
+
+describe("POST /mobile_push/test_notification", () => {
+  const testNotify = (user: TestUser, params: Record<string, unknown> = {}) => t.api(user, "POST", "/mobile_push/test_notification", params);
+  const tests = () => fake.to("push/test_notification");
+
+  function expectedRequest(user: TestUser, token: string, kind: number): Record<string, unknown> {
+    return {
+      realm_id: t.realm.id,
+      user_id: user.id,
+      token,
+      token_kind: kind,
+      base_payload: {
+        server: new URL(t.services.config.externalUrl).host,
+        realm_id: t.realm.id,
+        realm_name: t.realm.name,
+        realm_uri: t.services.config.externalUrl,
+        realm_url: t.services.config.externalUrl,
+        user_id: user.id,
+      },
+    };
+  }
+
+  test("without token: one request per legacy device to push/test_notification, JSON, with Zulip's base payload", async () => {
+    const member = u().member;
+    assertSuccess(await t.api(member, "POST", "/users/me/ios_device_token", { token: APNS_TOKEN, appid: "org.zulip.Zulip" }));
+    await addAndroid(member, "fcm-test");
+    // An E2EE registration is not a legacy device: the E2EE test endpoint (Zulip 11, level 420) covers those.
+    assertSuccess(await t.api(member, "POST", "/mobile_push/register", e2ee()));
+    await idle();
+    fake.reset();
+    const reply = assertSuccess(await testNotify(member));
+    assert.deepEqual(reply, { result: "success", msg: "" });
+    assert.deepEqual(
+      tests().map((r) => r.body),
+      [expectedRequest(member, APNS_TOKEN, 1), expectedRequest(member, "fcm-test", 2)],
+    );
+    assert.ok(tests().every((r) => r.contentType?.startsWith("application/json") && r.authorization === `Basic ${Buffer.from("server-uuid:server-key").toString("base64")}`));
+  });
+
+  test("with token: only that device; another user's or an unknown token: INVALID_PUSH_DEVICE_TOKEN, nothing sent", async () => {
+    const member = u().member;
+    await addAndroid(member, "fcm-one");
+    await addAndroid(member, "fcm-two");
+    await addAndroid(u().admin, "fcm-admin");
+    fake.reset();
+    assertSuccess(await testNotify(member, { token: "fcm-two" }));
+    assert.deepEqual(tests().map((r) => r.body.token), ["fcm-two"]);
+    fake.reset();
+    assertError(await testNotify(member, { token: "fcm-admin" }), 400, "INVALID_PUSH_DEVICE_TOKEN", "Device not recognized");
+    assertError(await testNotify(member, { token: "nope" }), 400, "INVALID_PUSH_DEVICE_TOKEN", "Device not recognized");
+    assertError(await testNotify(member, { token: "" }), 400, "INVALID_PUSH_DEVICE_TOKEN", "Device not recognized");
+    assert.deepEqual(tests(), []);
+  });
+
+  test("no devices: success and nothing sent (as Zulip)", async () => {
+    assertSuccess(await testNotify(u().member));
+    assert.deepEqual(tests(), []);
+  });
+
+  test("the service does not know the device: INVALID_REMOTE_PUSH_DEVICE_TOKEN; other failures as for registrations", async () => {
+    const member = u().member;
+    await addAndroid(member, "fcm-stale");
+    fake.answers.push({ status: 400, body: { result: "error", code: "INVALID_REMOTE_PUSH_DEVICE_TOKEN", msg: "Device not recognized by the push bouncer" } });
+    assertError(await testNotify(member), 400, "INVALID_REMOTE_PUSH_DEVICE_TOKEN", "Device not recognized by the push bouncer");
+    fake.answers.push({ status: 400, body: { result: "error", code: "BAD_REQUEST", msg: "Something else" } });
+    assertError(await testNotify(member, { token: "fcm-stale" }), 400, "BAD_REQUEST", "Something else");
+    fake.answers.push({ status: 503, body: {} });
+    assertError(await testNotify(member), 502, "BAD_REQUEST", "Received 503 from push notification bouncer");
+    fake.answers.push("drop");
+    assertError(await testNotify(member), 502, "BAD_REQUEST", "ConnectionError while trying to connect to push notification bouncer");
+  });
+
+  test("every human role for its own devices; bots refused", async () => {
+    for (const role of ["owner", "admin", "moderator", "member", "guest"] as const) {
+      await addAndroid(u()[role], `fcm-role-${role}`);
+      fake.reset();
+      assertSuccess(await testNotify(u()[role], { token: `fcm-role-${role}` }));
+      assert.deepEqual(tests().map((r) => [r.body.user_id, r.body.token]), [[u()[role].id, `fcm-role-${role}`]], role);
+    }
+    assertError(await testNotify(u().bot), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
+    assertError(await t.api(null, "POST", "/mobile_push/test_notification"), 401, "UNAUTHORIZED");
+  });
+
+  test("no push service configured: PUSH_SERVICE_NOT_CONFIGURED (an unknown token is still named first)", async () => {
+    const member = plain.users.member;
+    assertError(await plain.api(member, "POST", "/mobile_push/test_notification"), 400, "PUSH_SERVICE_NOT_CONFIGURED", "Server is not configured to use push notification service.");
+    assertError(await plain.api(member, "POST", "/mobile_push/test_notification", { token: "nope" }), 400, "INVALID_PUSH_DEVICE_TOKEN", "Device not recognized");
+    assertSuccess(await plain.api(member, "POST", "/users/me/android_gcm_reg_id", { token: "fcm-plain" }));
+    assertError(await plain.api(member, "POST", "/mobile_push/test_notification", { token: "fcm-plain" }), 400, "PUSH_SERVICE_NOT_CONFIGURED", "Server is not configured to use push notification service.");
+  });
+});

@@ -48,7 +48,8 @@ describe("subscribing others: the Notification Bot tells them", () => {
     assert.equal(rest.length, 0);
     const admin = assertSuccess(await t.api(u().admin, "GET", "/users/me"));
     assert.equal(message!.type, "private");
-    assert.equal(message!.content, `@**${admin.full_name}|${admin.user_id}** subscribed you to the channel #**${name}**.`);
+    // Zulip's text since zulip/zulip#34396: a silent mention of who acted, no "the channel".
+    assert.equal(message!.content, `@_**${admin.full_name}|${admin.user_id}** subscribed you to #**${name}**.`);
     const participants = (message!.display_recipient as { id: number }[]).map((r) => r.id).sort((a, b) => a - b);
     assert.deepEqual(participants, [bot.id, target.id].sort((a, b) => a - b));
   });
@@ -60,7 +61,25 @@ describe("subscribing others: the Notification Bot tells them", () => {
     assertSuccess(await subscribe(u().admin, { subscriptions: [{ name: b }, { name: a }], principals: [target.id] }));
     const messages = await botMessages(target);
     assert.equal(messages.length, 1);
-    assert.match(messages[0]!.content, /subscribed you to the following channels:\n\n\* #\*\*Aaa[^*]*\*\*\n\* #\*\*Bbb[^*]*\*\*$/);
+    const admin = assertSuccess(await t.api(u().admin, "GET", "/users/me"));
+    // The trailing newline of Zulip's text goes, as every sent message's trailing whitespace does.
+    assert.equal(messages[0]!.content, `@_**${admin.full_name}|${admin.user_id}** subscribed you to the following channels:\n\n* #**${a}**\n* #**${b}**`);
+  });
+
+  test("rendered as a silent mention: no @, class silent, and no mention flag for anyone", async () => {
+    const target = await newMember("Target");
+    const name = uniqueName("Rendered");
+    const queue = (await t.register(u().admin, { event_types: ["message"] })).queue_id as string;
+    assertSuccess(await subscribe(u().admin, { subscriptions: [{ name }], principals: [target.id] }));
+    const reply = assertSuccess(
+      await t.api(target, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, apply_markdown: true, narrow: [["sender", bot.id]] }),
+    );
+    const message = reply.messages[0];
+    const admin = assertSuccess(await t.api(u().admin, "GET", "/users/me"));
+    assert.match(message.content, new RegExp(`^<p><span class="user-mention silent" data-user-id="${admin.user_id}">${admin.full_name}</span> subscribed you to <a class="stream"`));
+    assert.equal(message.flags.includes("mentioned"), false);
+    // The person who acted is neither a recipient nor told.
+    assert.deepEqual(await t.queuedEvents(u().admin, queue), []);
   });
 
   test("the acting user, bots and already-subscribed people get nothing", async () => {

@@ -782,10 +782,24 @@ describe("DELETE /users/me/subscriptions", () => {
     assert.deepEqual(again, { result: "success", msg: "", removed: [], not_removed: [a.name] });
   });
 
-  test("unknown names are all listed and nothing is removed", async () => {
+  test("an unknown name: STREAM_DOES_NOT_EXIST naming the first one (as the API description documents); nothing is removed", async () => {
     const a = await newChannel(u().member);
-    assertError(await unsubscribe(u().member, { subscriptions: [a.name, "nope one", "nope two"] }), 400, "BAD_REQUEST", "Channel(s) (nope one, nope two) do not exist");
+    t.clearEvents();
+    assertError(await unsubscribe(u().member, { subscriptions: [a.name, "nope one", "nope two"] }), 400, "STREAM_DOES_NOT_EXIST", "Channel 'nope one' does not exist", {
+      stream: "nope one",
+    });
     assert.equal(await isSubscribed(u().member.id, a.id), true);
+    assert.deepEqual(t.events, []);
+    // Names are matched as Zulip does (case, surrounding spaces); the one reported is as sent.
+    assertError(await unsubscribe(u().member, { subscriptions: [` ${a.name.toUpperCase()} `, "Nope <b>"] }), 400, "STREAM_DOES_NOT_EXIST", "Channel 'Nope <b>' does not exist", {
+      stream: "Nope <b>",
+    });
+    // Unsubscribing others: the permission check comes first, as in Zulip's list_to_streams.
+    INSUFFICIENT(await unsubscribe(u().guest, { subscriptions: [a.name, "nope one"], principals: [u().member.id] }));
+    // An administrator removing someone from a missing channel gets the same error.
+    assertError(await unsubscribe(u().admin, { subscriptions: ["nope one"], principals: [u().member.id] }), 400, "STREAM_DOES_NOT_EXIST", "Channel 'nope one' does not exist", {
+      stream: "nope one",
+    });
   });
 
   test("removing other users: organization administrators and channel administrators may; others may not", async () => {
@@ -909,7 +923,9 @@ describe("PATCH /users/me/subscriptions", () => {
 
   test("one transaction: a failing delete undoes the add", async () => {
     const join = uniqueName("Rolled back");
-    assertError(await t.api(u().member, "PATCH", "/users/me/subscriptions", { add: [{ name: join }], delete: ["no such channel here"] }), 400, "BAD_REQUEST", "Channel(s) (no such channel here) do not exist");
+    assertError(await t.api(u().member, "PATCH", "/users/me/subscriptions", { add: [{ name: join }], delete: ["no such channel here"] }), 400, "STREAM_DOES_NOT_EXIST", "Channel 'no such channel here' does not exist", {
+      stream: "no such channel here",
+    });
     assert.equal(await findChannelId(join), undefined);
   });
 

@@ -1,7 +1,8 @@
 // API-level tests of POST /typing: direct-message and channel typing
 // notifications, their validation, the privacy settings that stop them, and
 // who receives them, checked through real event queues (POST /register and
-// GET /events) as well as at the notifier.
+// GET /events) as well as at the notifier; and of POST
+// /messages/{message_id}/typing (typing_edit_message events while editing).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Role } from "../src/domain/roles.ts";
@@ -89,6 +90,16 @@ async function newChannel(actor: TestUser, subscribers: TestUser[] = [], params:
     }),
   );
   return { id: await channelId(actor, name), name };
+}
+
+/** 100 members, made once: enough to push a channel past the typing size limit. */
+let crowdUsers: TestUser[] | undefined;
+async function crowd(): Promise<TestUser[]> {
+  if (!crowdUsers) {
+    crowdUsers = [];
+    for (let i = 0; i < 100; i++) crowdUsers.push(await t.createUser(`Crowd ${i}`));
+  }
+  return crowdUsers;
 }
 
 async function subscribe(actor: TestUser, name: string, userIds: number[]): Promise<void> {
@@ -526,8 +537,7 @@ describe("POST /typing: channels", () => {
 
   test("a channel with more than 100 subscribers gets no typing events, though the request succeeds", async () => {
     const { member } = u();
-    const fillers: TestUser[] = [];
-    for (let i = 0; i < 100; i++) fillers.push(await t.createUser(`Crowd ${i}`));
+    const fillers = await crowd();
     // member + 99 others: exactly 100 subscribers, still within the limit.
     const channel = await newChannel(member, fillers.slice(0, 99));
     const listener = fillers[0]!;
@@ -647,5 +657,205 @@ describe("POST /typing: guests and bots", () => {
     const { bot, admin } = u();
     const secret = await newChannel(admin, [], { invite_only: true });
     await assertFailsSilently(() => typing(bot, { type: "stream", op: "start", stream_id: secret.id, topic: "x" }), "Invalid channel ID");
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Editing a message: POST /messages/{message_id}/typing
+
+describe("POST /messages/{message_id}/typing", () => {
+  const editTyping = (user: TestUser, messageId: number, params: Params = { op: "start" }) => t.api(user, "POST", `/messages/${messageId}/typing`, params);
+
+  async function editQueue(user: TestUser, capabilities: Record<string, boolean> = {}): Promise<string> {
+    return (await t.register(user, { event_types: ["typing_edit_message"], client_capabilities: capabilities })).queue_id as string;
+  }
+
+  async function sendToChannel(sender: TestUser, channelName: string, topic = "castle"): Promise<number> {
+    return assertSuccess(await t.api(sender, "POST", "/messages", { type: "stream", to: channelName, topic, content: "hello" })).id as number;
+  }
+
+  async function sendDirect(sender: TestUser, to: TestUser[]): Promise<number> {
+    return assertSuccess(await t.api(sender, "POST", "/messages", { type: "direct", to: to.map((x) => x.id), content: "hello" })).id as number;
+  }
+
+  async function realmSettings(params: Params): Promise<void> {
+    assertSuccess(await t.api(u().owner, "PATCH", "/realm", params));
+  }
+
+  const editEvents = () => t.events.filter((n) => n.event.type === "typing_edit_message");
+
+  test("a channel message: start and stop go to the subscribers, the editor included; Zulip's shape", async () => {
+    const { member, admin, guest, owner } = u();
+    const channel = await newChannel(member, [admin, guest]);
+    const id = await sendToChannel(member, channel.name);
+    const queues = new Map<TestUser, string>();
+    for (const user of [member, admin, guest, owner]) queues.set(user, await editQueue(user));
+    t.clearEvents();
+    assertPlainSuccess(await editTyping(member, id, { op: "start" }));
+    assertPlainSuccess(await editTyping(member, id, { op: "stop" }));
+    const recipient = { type: "channel", channel_id: channel.id, topic: "castle" };
+    for (const user of [member, admin, guest]) {
+      assert.deepEqual(await eventsOf(user, queues.get(user)!), [
+        { type: "typing_edit_message", op: "start", sender_id: member.id, message_id: id, recipient, id: 0 },
+        { type: "typing_edit_message", op: "stop", sender_id: member.id, message_id: id, recipient, id: 1 },
+      ]);
+    }
+    assert.deepEqual(await eventsOf(owner, queues.get(owner)!), []);
+    const sent = editEvents();
+    assert.equal(sent.length, 2);
+    assert.deepEqual([...sent[0]!.userIds].sort((a, b) => a - b), [member.id, admin.id, guest.id].sort((a, b) => a - b));
+    // No typing events, and no capability needed.
+    assert.equal(t.events.filter((n) => n.event.type === "typing").length, 0);
+  });
+
+  test("a direct message: recipient lists the participants who receive typing notifications", async () => {
+    const { member, admin, moderator } = u();
+    const id = await sendDirect(member, [admin, moderator]);
+    const queue = await editQueue(moderator);
+    t.clearEvents();
+    assertPlainSuccess(await editTyping(member, id));
+    const ids = [member.id, admin.id, moderator.id].sort((a, b) => a - b);
+    assert.deepEqual(await eventsOf(moderator, queue), [
+      { type: "typing_edit_message", op: "start", sender_id: member.id, message_id: id, recipient: { type: "direct", user_ids: ids }, id: 0 },
+    ]);
+    assert.deepEqual([...editEvents()[0]!.userIds].sort((a, b) => a - b), ids);
+
+    // One-to-one, and to oneself.
+    const oneToOne = await sendDirect(member, [admin]);
+    t.clearEvents();
+    assertPlainSuccess(await editTyping(member, oneToOne));
+    assert.deepEqual(editEvents()[0]!.event.recipient, { type: "direct", user_ids: [member.id, admin.id].sort((a, b) => a - b) });
+    const self = await sendDirect(member, [member]);
+    t.clearEvents();
+    assertPlainSuccess(await editTyping(member, self));
+    assert.deepEqual(editEvents()[0]!.event.recipient, { type: "direct", user_ids: [member.id] });
+    assert.deepEqual(editEvents()[0]!.userIds, [member.id]);
+  });
+
+  test("receives_typing_notifications off: left out of the channel audience and of a direct message's user_ids", async () => {
+    const editor = await newUser("Editor");
+    const quiet = await newUser("Quiet");
+    const loud = await newUser("Loud");
+    await setSetting(quiet, "receives_typing_notifications", false);
+    const channel = await newChannel(editor, [quiet, loud]);
+    const channelMessage = await sendToChannel(editor, channel.name);
+    t.clearEvents();
+    assertPlainSuccess(await editTyping(editor, channelMessage));
+    assert.deepEqual([...editEvents()[0]!.userIds].sort((a, b) => a - b), [editor.id, loud.id].sort((a, b) => a - b));
+    const dm = await sendDirect(editor, [quiet, loud]);
+    t.clearEvents();
+    assertPlainSuccess(await editTyping(editor, dm));
+    const ids = [editor.id, loud.id].sort((a, b) => a - b);
+    assert.deepEqual(editEvents()[0]!.event.recipient, { type: "direct", user_ids: ids });
+    assert.deepEqual([...editEvents()[0]!.userIds].sort((a, b) => a - b), ids);
+  });
+
+  test("only the sender may: someone else's message, a bot's owner included", async () => {
+    const { member, admin, bot } = u();
+    const channel = await newChannel(member, [admin, bot]);
+    const id = await sendToChannel(member, channel.name);
+    t.clearEvents();
+    assertBad(await editTyping(admin, id), "You don't have permission to edit this message");
+    const botMessage = await sendToChannel(bot, channel.name);
+    assertBad(await editTyping(member, botMessage), "You don't have permission to edit this message");
+    assert.deepEqual(editEvents(), []);
+    // The bot itself may.
+    assertPlainSuccess(await editTyping(bot, botMessage));
+  });
+
+  test("every role may announce editing its own message", async () => {
+    const channel = await newChannel(u().owner, [u().admin, u().moderator, u().member, u().guest]);
+    for (const role of ["owner", "admin", "moderator", "member", "guest"] as const) {
+      const id = await sendToChannel(u()[role], channel.name);
+      assertPlainSuccess(await editTyping(u()[role], id));
+    }
+  });
+
+  test("messages one cannot read, unknown IDs and archived channels: Invalid message(s)", async () => {
+    const { member, admin } = u();
+    const secret = await newChannel(admin, [], { invite_only: true });
+    const hidden = await sendToChannel(admin, secret.name);
+    assertBad(await editTyping(member, hidden), "Invalid message(s)");
+    assertBad(await editTyping(member, 99999999), "Invalid message(s)");
+    const doomed = await newChannel(member, [admin]);
+    const id = await sendToChannel(member, doomed.name);
+    assertSuccess(await t.api(admin, "DELETE", `/streams/${doomed.id}`));
+    t.clearEvents();
+    assertBad(await editTyping(member, id), "Invalid message(s)");
+    assert.deepEqual(editEvents(), []);
+  });
+
+  test("editing turned off, or past the limit (without the 20 s grace edits get)", async () => {
+    const { member, admin } = u();
+    const channel = await newChannel(member, [admin]);
+    const id = await sendToChannel(member, channel.name);
+    await realmSettings({ allow_message_editing: false });
+    try {
+      assertBad(await editTyping(member, id), "Your organization has turned off message editing");
+    } finally {
+      await realmSettings({ allow_message_editing: true });
+    }
+    const realNow = t.services.now;
+    await realmSettings({ message_content_edit_limit_seconds: 60 });
+    try {
+      const sentAt = (await db().selectFrom("messages").select("date_sent").where("id", "=", id).executeTakeFirstOrThrow()).date_sent;
+      t.services.now = () => sentAt + 70;
+      assertBad(await editTyping(member, id), "The time limit for editing this message has passed");
+      // An edit at the same moment is still allowed (limit + 20 s).
+      assertSuccess(await t.api(member, "PATCH", `/messages/${id}`, { content: "edited" }));
+      t.services.now = () => sentAt + 60;
+      assertPlainSuccess(await editTyping(member, id));
+    } finally {
+      t.services.now = realNow;
+      await realmSettings({ message_content_edit_limit_seconds: "unlimited" });
+    }
+  });
+
+  test("the editor's send_*_typing_notifications settings", async () => {
+    const editor = await newUser("Private");
+    const { admin } = u();
+    const channel = await newChannel(editor, [admin]);
+    const channelMessage = await sendToChannel(editor, channel.name);
+    const dm = await sendDirect(editor, [admin]);
+    await setSetting(editor, "send_stream_typing_notifications", false);
+    assertBad(await editTyping(editor, channelMessage), "User has disabled typing notifications for channel messages");
+    assertPlainSuccess(await editTyping(editor, dm));
+    await setSetting(editor, "send_private_typing_notifications", false);
+    assertBad(await editTyping(editor, dm), "User has disabled typing notifications for direct messages");
+    await setSetting(editor, "send_stream_typing_notifications", true);
+    assertPlainSuccess(await editTyping(editor, channelMessage));
+  });
+
+  test("the empty topic: its display name for clients without empty_topic_name", async () => {
+    const { member, admin } = u();
+    const channel = await newChannel(member, [admin]);
+    const id = assertSuccess(await t.api(member, "POST", "/messages", { type: "stream", to: channel.name, topic: "", content: "x" })).id as number;
+    const modern = await editQueue(admin, { empty_topic_name: true });
+    const older = await editQueue(admin);
+    assertPlainSuccess(await editTyping(member, id));
+    const displayName = (await t.register(admin, { fetch_event_types: ["realm"] })).realm_empty_topic_display_name;
+    assert.equal((await eventsOf(admin, modern))[0]?.recipient.topic, "");
+    assert.equal((await eventsOf(admin, older))[0]?.recipient.topic, displayName);
+  });
+
+  test("bad input: op missing or unknown", async () => {
+    const { member, admin } = u();
+    const id = await sendDirect(member, [admin]);
+    assertError(await editTyping(member, id, {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'op' argument", { var_name: "op" });
+    assertBad(await editTyping(member, id, { op: "typing" }), "Invalid op");
+    assertError(await t.api(null, "POST", `/messages/${id}/typing`, { op: "start" }), 401, "UNAUTHORIZED");
+  });
+
+  test("a channel with more than 100 subscribers: success, no event", async () => {
+    const { member, admin, moderator } = u();
+    // An earlier test deactivates one of the crowd.
+    const active = new Set((await db().selectFrom("users").select("id").where("is_active", "=", true).execute()).map((r) => r.id));
+    const fillers = (await crowd()).filter((f) => active.has(f.id));
+    const channel = await newChannel(member, [...fillers, admin, moderator]);
+    assert.ok(fillers.length + 3 > 100);
+    const id = await sendToChannel(member, channel.name);
+    t.clearEvents();
+    assertPlainSuccess(await editTyping(member, id));
+    assert.deepEqual(editEvents(), []);
   });
 });

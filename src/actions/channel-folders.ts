@@ -10,7 +10,6 @@ import {
   isFolderNameTaken,
 } from "../domain/channel-folders.ts";
 import { isAdmin } from "../domain/roles.ts";
-import { renderDescription } from "../domain/text.ts";
 import type { ClientEvent } from "../events/notifier.ts";
 import { badRequest, mustBeAdmin } from "../errors.ts";
 import {
@@ -22,6 +21,7 @@ import {
 import { listActiveUsers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { ChannelFolder, Database, Realm, User } from "../storage/schema.ts";
+import { renderDescription } from "../queries/markdown-context.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -66,7 +66,7 @@ export async function createChannelFolder(services: Services, realm: Realm, acto
           realm_id: realm.id,
           name: input.name,
           description: input.description,
-          rendered_description: renderDescription(input.description),
+          rendered_description: await renderDescription(trx, services.config, realm.id, input.description),
           // Placeholder until the ID is known: a new folder sorts last, at its own ID.
           sort_order: 0,
           date_created: services.now(),
@@ -125,7 +125,7 @@ export async function updateChannelFolder(
       }
       if (changes.description !== undefined && changes.description !== folder.description) {
         update.description = changes.description;
-        update.rendered_description = renderDescription(changes.description);
+        update.rendered_description = await renderDescription(trx, services.config, realm.id, changes.description);
         data.push({ description: update.description, rendered_description: update.rendered_description });
       }
       if (changes.isArchived !== undefined && changes.isArchived !== folder.is_archived) {

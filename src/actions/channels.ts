@@ -25,7 +25,6 @@ import {
 import { parseRealmSettings, REALM_CHANNEL_SETTINGS, REALM_GROUP_SETTING_RULES } from "../domain/realm-settings.ts";
 import { isAdmin, isOwner } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
-import { renderDescription } from "../domain/text.ts";
 import { ApiError, badRequest, mustBeAdmin, mustBeOwner } from "../errors.ts";
 import { getChannelFolder } from "../queries/channel-folders.ts";
 import {
@@ -49,6 +48,7 @@ import { actorFor } from "./actor.ts";
 import { defaultChannelsEvent } from "./subscriptions.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import type { PendingEvents } from "../events/notifier.ts";
+import { renderDescription } from "../queries/markdown-context.ts";
 
 export interface SettingChange {
   new: GroupSettingValue;
@@ -159,7 +159,7 @@ export async function updateChannel(services: Services, realm: Realm, user: User
     if (change.description !== undefined) {
       const description = checkChannelDescription(change.description);
       if (description !== channel.description) {
-        const rendered = renderDescription(description);
+        const rendered = await renderDescription(trx, services.config, realm.id, description);
         Object.assign(updates, { description, rendered_description: rendered });
         events.push({ property: "description", value: description, extra: { rendered_description: rendered } });
       }

@@ -1,5 +1,6 @@
-// Deleting messages (DELETE /messages/{message_id}; later delete-topic,
-// retention and deactivation reuse it), as Zulip's do_delete_messages:
+// Deleting messages (DELETE /messages/{message_id}, and POST
+// /streams/{stream_id}/delete_topic in batches; retention and deactivation
+// may reuse it), as Zulip's do_delete_messages:
 // one transaction under the organization's lock checks each message, then per
 // conversation (a direct-message conversation, or a channel topic) finds who
 // hears of it, removes the messages with their flag rows, reactions, submessages and
@@ -16,18 +17,20 @@ import { sql } from "kysely";
 import { hasContentAccess } from "../domain/channels.ts";
 import type { Actor } from "../domain/group-settings.ts";
 import { checkCanDeleteMessage } from "../domain/message-delete.ts";
+import { normalizeTopicName, VisibilityPolicy } from "../domain/messages.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
-import { badRequest } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import type { CapabilityConditions, ClientEvent, PendingEvents } from "../events/notifier.ts";
-import { channelFacts } from "../queries/channels.ts";
+import { channelFacts, getChannel } from "../queries/channels.ts";
 import { messageAudience } from "../queries/message-audience.ts";
-import { readableMessage } from "../queries/messages.ts";
+import { readableMessage, visibleTopicMessages } from "../queries/messages.ts";
 import type { Services } from "../services.ts";
 import { isStorableId } from "../storage/database.ts";
 import type { Channel, Message, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { storedFilePath } from "./uploads.ts";
+import { setVisibilityPolicy } from "./user-topics.ts";
 
 export interface DeleteMessagesOptions {
   /**
@@ -241,4 +244,63 @@ function queueDeleteEvents(
   }
   send("", (bulk) => [bulkDeletion(bulk), { name: "empty_topic_name", present: true }]);
   send(emptyTopicName, (bulk) => [bulkDeletion(bulk), { name: "empty_topic_name", present: false }]);
+}
+
+/** Zulip's retention STREAM_MESSAGE_BATCH_SIZE: the messages one transaction of delete_topic deletes. */
+export const DELETE_TOPIC_BATCH_SIZE = 100;
+/** After this many seconds delete_topic stops between batches and answers complete: false. */
+export const DELETE_TOPIC_TIME_LIMIT_SECONDS = 50;
+
+/**
+ * POST /streams/{stream_id}/delete_topic (Zulip's delete_in_topic; the route
+ * is for administrators): deletes the topic's messages the administrator
+ * can read, newest first, in batches of DELETE_TOPIC_BATCH_SIZE, each its
+ * own transaction with deleteMessages' events, so a long topic makes
+ * progress even if the request is cut short. Past the time limit it stops
+ * and reports `complete: false`; the client repeats the request. Once the
+ * topic is gone, the visibility policies set on it are cleared (in a
+ * protected-history channel, only for those who no longer receive any of
+ * its messages), with their user_topic events.
+ */
+export async function deleteTopic(services: Services, realm: Realm, admin: User, channelId: number, topicName: string): Promise<{ complete: boolean }> {
+  const db = services.storage.db;
+  const actor = await actorFor(db, admin);
+  const channel = await getChannel(db, realm.id, channelId);
+  if (!channel || channel.is_archived) throw badRequest("Invalid channel ID");
+  const subscription = await db.selectFrom("subscriptions").select("active").where("user_id", "=", admin.id).where("channel_id", "=", channel.id).executeTakeFirst();
+  if (!hasContentAccess(actor, channelFacts(channel), subscription?.active === true)) throw badRequest("Invalid channel ID");
+  const topicKey = normalizeTopicName(topicName, parseRealmSettings(realm.settings).empty_topic_display_name).toLowerCase();
+
+  const startedAt = services.now();
+  for (;;) {
+    if (services.now() >= startedAt + DELETE_TOPIC_TIME_LIMIT_SECONDS) return { complete: false };
+    const batch = await (await visibleTopicMessages(db, actor, channel, topicKey)).select("m.id").orderBy("m.id", "desc").limit(DELETE_TOPIC_BATCH_SIZE).execute();
+    if (batch.length === 0) break;
+    try {
+      await deleteMessages(services, realm, admin, batch.map((r) => r.id), { permission: "caller-checked" });
+    } catch (error) {
+      // Someone else deleted them first: look again.
+      if (!(error instanceof ApiError && error.message === "Message already deleted")) throw error;
+    }
+  }
+
+  await inRealmTransaction(services, realm.id, async (trx, pending) => {
+    let holders = await trx.selectFrom("user_topics").select("user_id").where("channel_id", "=", channel.id).where("topic_key", "=", topicKey).execute();
+    if (!channel.history_public_to_subscribers && holders.length > 0) {
+      const stillReceiving = await trx
+        .selectFrom("user_messages as um")
+        .innerJoin("messages as m", "m.id", "um.message_id")
+        .select("um.user_id")
+        .distinct()
+        .where("m.channel_id", "=", channel.id)
+        .where("m.topic_key", "=", topicKey)
+        .where("um.user_id", "in", holders.map((h) => h.user_id))
+        .execute();
+      const keep = new Set(stillReceiving.map((r) => r.user_id));
+      holders = holders.filter((h) => !keep.has(h.user_id));
+    }
+    const now = services.now();
+    for (const { user_id } of holders) await setVisibilityPolicy(trx, pending, realm.id, user_id, channel.id, topicKey, VisibilityPolicy.INHERIT, now);
+  });
+  return { complete: true };
 }

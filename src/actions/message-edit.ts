@@ -13,6 +13,7 @@ import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../domain/limits.ts";
 import {
   checkResolvable,
   exemptFromMoveLimits,
+  checkCanEditContent,
   pastEditLimit,
   resolveToggle,
   EDIT_LIMIT_BUFFER_SECONDS,
@@ -167,11 +168,7 @@ async function checkEdit(services: Services, db: Trx, realm: Realm, settings: Re
   if (origChannel?.is_archived) throw badRequest("Invalid message(s)");
 
   // 2. Content: only the sender, while the organization allows editing and within the limit.
-  if (request.content !== undefined) {
-    if (!settings.allow_message_editing) throw badRequest("Your organization has turned off message editing");
-    if (message.sender_id !== editor.id) throw noPermission();
-    if (pastEditLimit(message.date_sent, now, settings.message_content_edit_limit_seconds)) throw badRequest("The time limit for editing this message has passed");
-  }
+  if (request.content !== undefined) checkCanEditContent(settings, message, editor.id, now);
 
   // 3. The topic as asked: the names of the empty topic mean "", the current topic means no change.
   let requestedTopic = request.topic === undefined ? undefined : normalizeTopicName(request.topic, settings.empty_topic_display_name);

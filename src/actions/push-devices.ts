@@ -8,8 +8,18 @@
 //   forwarded in the background by the push worker, which records the
 //   service's answer and tells the user's clients with a push_device event.
 import { badRequest, humansOnly } from "../errors.ts";
-import { pushDeviceStatus, pushServiceNotConfigured, TokenKind, type E2eeTokenKind, type LegacyTokenKind } from "../domain/push.ts";
-import { pushDeviceById, pushDeviceOf } from "../queries/push-devices.ts";
+import {
+  pushDeviceStatus,
+  pushServiceNotConfigured,
+  testNotificationRequest,
+  TokenKind,
+  unknownPushDevice,
+  unknownRemotePushDevice,
+  type E2eeTokenKind,
+  type LegacyTokenKind,
+  type PushContext,
+} from "../domain/push.ts";
+import { legacyTokensOf, pushDeviceById, pushDeviceOf } from "../queries/push-devices.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
 import { callPushService, PushServiceError } from "../workers/push-service.ts";
@@ -126,4 +136,31 @@ export async function recordRegistrationOutcome(
         : { type: "push_device", push_account_id: String(current.push_account_id), status: "failed", error_code: outcome.errorCode };
     pending.add(current.realm_id, event, [current.user_id]);
   });
+}
+
+/**
+ * POST /mobile_push/test_notification (Zulip's
+ * send_test_push_notification_api): asks the push service to send a test
+ * notification to one of the user's legacy devices (`token`), or to all of
+ * them. An unknown token: INVALID_PUSH_DEVICE_TOKEN. Without a push service
+ * Parley says so (PUSH_SERVICE_NOT_CONFIGURED) rather than succeed silently
+ * as a Zulip server with no push configuration does. The service's refusal
+ * of a device it does not know is passed on as INVALID_REMOTE_PUSH_DEVICE_TOKEN.
+ */
+export async function sendTestPushNotification(services: Services, realm: Realm, user: User, token: string | undefined): Promise<void> {
+  if (user.is_bot) throw humansOnly();
+  const all = await legacyTokensOf(services.storage.db, user.id);
+  const devices = token === undefined ? all : all.filter((d) => d.token === token).slice(0, 1);
+  if (token !== undefined && devices.length === 0) throw unknownPushDevice();
+  if (services.config.pushServiceUrl === undefined) throw pushServiceNotConfigured();
+  const ctx: PushContext = { realmId: realm.id, realmName: realm.name, realmUrl: services.config.externalUrl, server: new URL(services.config.externalUrl).host };
+  for (const device of devices) {
+    try {
+      await callPushService(services.config, "push/test_notification", testNotificationRequest(ctx, user.id, { token: device.token, kind: device.kind as LegacyTokenKind }), "json");
+    } catch (error) {
+      if (!(error instanceof PushServiceError)) throw error;
+      if (error.kind === "refused" && error.code === "INVALID_REMOTE_PUSH_DEVICE_TOKEN") throw unknownRemotePushDevice();
+      throw error.toApiError();
+    }
+  }
 }

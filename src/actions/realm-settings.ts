@@ -28,6 +28,7 @@ import type { Realm, User } from "../storage/schema.ts";
 import { announceAudienceChanges } from "./channels.ts";
 import type { PendingEvents } from "../events/notifier.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
+import { renderDescription } from "../queries/markdown-context.ts";
 
 export { REALM_CHANNEL_SETTINGS };
 
@@ -61,7 +62,7 @@ export async function updateRealmSettings(services: Services, realm: Realm, acto
     const response: Record<string, unknown> = {};
     // Each event: a plain update of one property, or update_dict data (several keys that change together).
     const events: ({ property: string; value: unknown } | { data: Record<string, unknown> })[] = [];
-    const rowUpdates: { name?: string; description?: string } = {};
+    const rowUpdates: { name?: string; description?: string; rendered_description?: string } = {};
 
     if (name !== undefined && name !== current.name) {
       rowUpdates.name = name;
@@ -70,6 +71,7 @@ export async function updateRealmSettings(services: Services, realm: Realm, acto
     }
     if (change.description !== undefined && change.description !== current.description) {
       rowUpdates.description = change.description;
+      rowUpdates.rendered_description = await renderDescription(trx, services.config, realm.id, change.description);
       response.description = "updated";
       events.push({ property: "description", value: change.description });
     }

@@ -28,9 +28,9 @@ import {
 import { parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
 import { isGuest, isOwner, requireNonGuest } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
-import { compareCodePoints, renderDescription } from "../domain/text.ts";
+import { compareCodePoints } from "../domain/text.ts";
 import { PendingEvents } from "../events/notifier.ts";
-import { badRequest, mustBeOwner, noSuchUser } from "../errors.ts";
+import { ApiError, badRequest, mustBeOwner, noSuchUser } from "../errors.ts";
 import {
   channelContext,
   channelFacts,
@@ -51,6 +51,7 @@ import { actorFor } from "./actor.ts";
 import { sendNotificationBotMessage } from "./messages.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { getChannelFolder } from "../queries/channel-folders.ts";
+import { renderDescription } from "../queries/markdown-context.ts";
 
 
 export interface SubscriptionRequest {
@@ -243,7 +244,16 @@ async function subscriptionAddEvents(
   }
 }
 
-async function insertChannel(trx: Trx, realm: Realm, creator: User, request: SubscriptionRequest, options: NewChannelOptions, settings: Record<ChannelGroupSettingName, string>, now: number): Promise<Channel> {
+async function insertChannel(
+  services: Services,
+  trx: Trx,
+  realm: Realm,
+  creator: User,
+  request: SubscriptionRequest,
+  options: NewChannelOptions,
+  settings: Record<ChannelGroupSettingName, string>,
+  now: number,
+): Promise<Channel> {
   const description = request.description ?? "";
   const { id } = await trx
     .insertInto("channels")
@@ -252,7 +262,7 @@ async function insertChannel(trx: Trx, realm: Realm, creator: User, request: Sub
       name: request.name,
       name_key: request.name.toLowerCase(),
       description,
-      rendered_description: renderDescription(description),
+      rendered_description: await renderDescription(trx, services.config, realm.id, description),
       date_created: now,
       creator_id: creator.id,
       invite_only: options.inviteOnly,
@@ -320,7 +330,7 @@ async function subscribeInTransaction(
   const created: Channel[] = [];
   if (toCreate.length > 0) {
     const channelSettings = await newChannelSettings(trx, realm, user.id, input.groupSettings);
-    for (const request of toCreate) created.push(await insertChannel(trx, realm, user, request, input, channelSettings, now));
+    for (const request of toCreate) created.push(await insertChannel(services, trx, realm, user, request, input, channelSettings, now));
     if (input.isDefaultStream) {
       await trx.insertInto("default_channels").values(created.map((c) => ({ realm_id: realm.id, channel_id: c.id }))).execute();
     }
@@ -404,11 +414,12 @@ async function sendSubscribeNotifications(services: Services, realm: Realm, acto
   for (const { user, channels } of outcome.othersSubscribed.values()) {
     if (user.is_bot) continue;
     const names = channels.map((c) => c.name).sort(compareCodePoints);
-    const actorMention = `@**${actor.full_name}|${actor.id}**`;
+    // Zulip's you_were_just_subscribed_message (since zulip/zulip#34396): a silent
+    // mention, so naming the person who acted never notifies them.
     const content =
       names.length === 1
-        ? `${actorMention} subscribed you to the channel #**${names[0]}**.`
-        : `${actorMention} subscribed you to the following channels:\n\n${names.map((n) => `* #**${n}**\n`).join("")}`;
+        ? `${mention} subscribed you to #**${names[0]}**.`
+        : `${mention} subscribed you to the following channels:\n\n${names.map((n) => `* #**${n}**\n`).join("")}`;
     await sendNotificationBotMessage(services, realm, { userIds: [user.id] }, content);
   }
   outcome.result.new_subscription_messages_sent = true;
@@ -458,7 +469,10 @@ async function unsubscribeInTransaction(
       if (!canUnsubscribeOthers(actor, channelFacts(channel), ownSubs.get(channel.id) === true)) throw badRequest("Insufficient permission");
     }
   }
-  if (missing.length > 0) throw badRequest(`Channel(s) (${missing.join(", ")}) do not exist`);
+  // The API description documents STREAM_DOES_NOT_EXIST naming the channel (Zulip's
+  // NonExistingChannelNameError example); Zulip's list_to_streams itself answers
+  // BAD_REQUEST "Channel(s) (…) do not exist". Parley follows the description.
+  if (missing.length > 0) throw new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel '${missing[0]}' does not exist`, { stream: missing[0] });
 
   const rows = await subscriptionRows(trx, targets.map((t) => t.id), channels.map((c) => c.id));
   const removed: string[] = [];

@@ -1,7 +1,8 @@
 // A user's visibility policy for a topic (muted, unmuted, followed), set
-// explicitly with POST /user_topics or automatically when sending.
+// explicitly with POST /user_topics (or the legacy PATCH
+// /users/me/subscriptions/muted_topics) or automatically when sending.
 import type { PendingEvents } from "../events/notifier.ts";
-import { channelFacts } from "../queries/channels.ts";
+import { channelFacts, getChannel, getChannelsByNames } from "../queries/channels.ts";
 import { hasContentAccess } from "../domain/channels.ts";
 import { MAX_TOPIC_LENGTH } from "../domain/limits.ts";
 import { normalizeTopicName, VisibilityPolicy } from "../domain/messages.ts";
@@ -10,7 +11,7 @@ import { parseUserSettings } from "../domain/user-settings.ts";
 import { badRequest } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { isStorableId } from "../storage/database.ts";
-import type { Realm, User } from "../storage/schema.ts";
+import type { Channel, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 
@@ -23,14 +24,38 @@ const POLICIES = new Set<number>(Object.values(VisibilityPolicy));
  */
 export async function updateUserTopic(services: Services, realm: Realm, user: User, channelId: number, rawTopic: string, policy: number): Promise<void> {
   if (!POLICIES.has(policy)) throw badRequest("Invalid visibility_policy");
-  if ([...rawTopic].length > MAX_TOPIC_LENGTH) throw badRequest(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
-  const topic = normalizeTopicName(rawTopic, parseRealmSettings(realm.settings).empty_topic_display_name);
-  const db = services.storage.db;
-  const channel = isStorableId(channelId) ? await db.selectFrom("channels").selectAll().where("realm_id", "=", realm.id).where("id", "=", channelId).executeTakeFirst() : undefined;
+  const topic = checkedTopic(realm, rawTopic);
+  const channel = isStorableId(channelId) ? await getChannel(services.storage.db, realm.id, channelId) : undefined;
   if (!channel) throw badRequest("Invalid channel ID");
-  if (policy !== VisibilityPolicy.INHERIT) {
-    const subscribed = (await db.selectFrom("subscriptions").select("active").where("user_id", "=", user.id).where("channel_id", "=", channel.id).executeTakeFirst())?.active === true;
-    if (channel.is_archived || !hasContentAccess(await actorFor(db, user), channelFacts(channel), subscribed)) throw badRequest("Invalid channel ID");
+  if (policy !== VisibilityPolicy.INHERIT && !(await maySetPolicy(services, user, channel))) throw badRequest("Invalid channel ID");
+  await inRealmTransaction(services, realm.id, (trx, pending) => setVisibilityPolicy(trx, pending, realm.id, user.id, channel.id, topic, policy, services.now()));
+}
+
+/** The channel of PATCH /users/me/subscriptions/muted_topics: by ID or by name, exactly one of them. */
+export type MutedTopicChannel = { id: number } | { name: string };
+
+/**
+ * The legacy PATCH /users/me/subscriptions/muted_topics (Zulip's
+ * update_muted_topic), mapped onto visibility policies: `add` sets MUTED as
+ * POST /user_topics does ("Invalid channel ID" / "Invalid channel name 'x'"
+ * for a channel the user cannot read), `remove` clears the policy and needs
+ * only the channel to exist ("Topic is not muted" otherwise). As in current
+ * Zulip, muting a muted topic or unmuting one that is not muted succeeds
+ * without changing anything (older servers answered "Topic already muted").
+ */
+export async function updateMutedTopic(services: Services, realm: Realm, user: User, target: MutedTopicChannel, rawTopic: string, op: "add" | "remove"): Promise<void> {
+  const topic = checkedTopic(realm, rawTopic);
+  const db = services.storage.db;
+  const channel = "id" in target ? await getChannel(db, realm.id, target.id) : (await getChannelsByNames(db, realm.id, [target.name]))[0];
+  let policy: number;
+  if (op === "add") {
+    if (!channel || !(await maySetPolicy(services, user, channel))) {
+      throw badRequest("id" in target ? "Invalid channel ID" : `Invalid channel name '${target.name}'`);
+    }
+    policy = VisibilityPolicy.MUTED;
+  } else {
+    if (!channel) throw badRequest("Topic is not muted");
+    policy = VisibilityPolicy.INHERIT;
   }
   await inRealmTransaction(services, realm.id, (trx, pending) => setVisibilityPolicy(trx, pending, realm.id, user.id, channel.id, topic, policy, services.now()));
 }
@@ -61,6 +86,20 @@ export async function followOnParticipation(
   else if (channel.is_muted_for_user && settings.automatically_unmute_topics_in_muted_streams_policy === ON_PARTICIPATION) policy = VisibilityPolicy.UNMUTED;
   if (policy === undefined) return;
   await setVisibilityPolicy(trx, pending, realmId, user.id, channel.id, topic, policy, now, { unlessSet: [] });
+}
+
+/** Zulip's check_capped_string for topics, then the empty topic's other names mean "". */
+function checkedTopic(realm: Realm, rawTopic: string): string {
+  if ([...rawTopic].length > MAX_TOPIC_LENGTH) throw badRequest(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
+  return normalizeTopicName(rawTopic, parseRealmSettings(realm.settings).empty_topic_display_name);
+}
+
+/** Setting a policy (other than clearing it) needs read access to an unarchived channel (access_stream_by_id). */
+async function maySetPolicy(services: Services, user: User, channel: Channel): Promise<boolean> {
+  const db = services.storage.db;
+  if (channel.is_archived) return false;
+  const subscribed = (await db.selectFrom("subscriptions").select("active").where("user_id", "=", user.id).where("channel_id", "=", channel.id).executeTakeFirst())?.active === true;
+  return hasContentAccess(await actorFor(db, user), channelFacts(channel), subscribed);
 }
 
 /**

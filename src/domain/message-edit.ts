@@ -66,6 +66,25 @@ export function pastEditLimit(dateSent: number, now: number, limitSeconds: numbe
   return limitSeconds !== null && now - dateSent > limitSeconds + EDIT_LIMIT_BUFFER_SECONDS;
 }
 
+/**
+ * Zulip's validate_user_can_edit_message: content edits need the
+ * organization to allow editing, the editor to be the sender, and the edit
+ * limit not passed (`bufferSeconds` of grace: 20 for edits, none for the
+ * editing-typing notification).
+ */
+export function checkCanEditContent(
+  settings: { allow_message_editing: boolean; message_content_edit_limit_seconds: number | null },
+  message: { sender_id: number; date_sent: number },
+  editorId: number,
+  now: number,
+  bufferSeconds: number = EDIT_LIMIT_BUFFER_SECONDS,
+): void {
+  if (!settings.allow_message_editing) throw badRequest("Your organization has turned off message editing");
+  if (message.sender_id !== editorId) throw badRequest("You don't have permission to edit this message");
+  const limit = settings.message_content_edit_limit_seconds;
+  if (limit !== null && now - message.date_sent > limit + bufferSeconds) throw badRequest("The time limit for editing this message has passed");
+}
+
 /** Moderators, administrators and owners are exempt from the move time limits. */
 export function exemptFromMoveLimits(role: number): boolean {
   return isModerator(role);

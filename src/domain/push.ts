@@ -35,6 +35,16 @@ export function checkBase64Field(value: string, name: string): string {
   return value;
 }
 
+/** Zulip's InvalidPushDeviceTokenError: the token is not one of the user's. */
+export function unknownPushDevice(): ApiError {
+  return new ApiError(400, "INVALID_PUSH_DEVICE_TOKEN", "Device not recognized");
+}
+
+/** Zulip's InvalidRemotePushDeviceTokenError: the push service does not know the device. */
+export function unknownRemotePushDevice(): ApiError {
+  return new ApiError(400, "INVALID_REMOTE_PUSH_DEVICE_TOKEN", "Device not recognized by the push bouncer");
+}
+
 /** Zulip's PushServiceNotConfiguredError (HTTP 400). */
 export function pushServiceNotConfigured(): ApiError {
   return new ApiError(400, "PUSH_SERVICE_NOT_CONFIGURED", "Server is not configured to use push notification service.");
@@ -140,7 +150,8 @@ function recipientFields(message: PushMessage): Record<string, unknown> {
   return { recipient_type: "private", pm_users: users.map((u) => u.id).sort((a, b) => a - b).join(",") };
 }
 
-function basePayload(ctx: PushContext, userId: number, message: PushMessage): Record<string, unknown> {
+/** Zulip's get_base_payload: who the push is for, on which server and organization. */
+function userPayload(ctx: PushContext, userId: number): Record<string, unknown> {
   return {
     server: ctx.server,
     realm_id: ctx.realmId,
@@ -148,6 +159,21 @@ function basePayload(ctx: PushContext, userId: number, message: PushMessage): Re
     realm_uri: ctx.realmUrl,
     realm_url: ctx.realmUrl,
     user_id: userId,
+  };
+}
+
+/**
+ * The push service's test_notification request for one legacy device, as
+ * Zulip's send_test_push_notification: the service builds the test
+ * notification ("Test notification", event "test") from base_payload.
+ */
+export function testNotificationRequest(ctx: PushContext, userId: number, device: { token: string; kind: LegacyTokenKind }): Record<string, unknown> {
+  return { realm_id: ctx.realmId, user_id: userId, token: device.token, token_kind: device.kind, base_payload: userPayload(ctx, userId) };
+}
+
+function basePayload(ctx: PushContext, userId: number, message: PushMessage): Record<string, unknown> {
+  return {
+    ...userPayload(ctx, userId),
     sender_id: message.sender_id,
     sender_email: message.sender_email,
     time: message.timestamp,

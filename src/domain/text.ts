@@ -5,15 +5,6 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => HTML_ESCAPES[ch]!);
 }
 
-/**
- * HTML of a channel, folder or organization description. Until the Markdown
- * renderer exists, the text is escaped into one paragraph; the renderer will
- * replace this one function.
- */
-export function renderDescription(description: string): string {
-  return description === "" ? "" : `<p>${escapeHtml(description)}</p>`;
-}
-
 /** Unicode noncharacters: U+FDD0..U+FDEF and the last two code points of every plane. */
 function isNonCharacter(codePoint: number): boolean {
   return (codePoint >= 0xfdd0 && codePoint <= 0xfdef) || (codePoint & 0xfffe) === 0xfffe;

@@ -343,6 +343,28 @@ export async function accessChannel(db: Db, realmId: number, actor: Actor, chann
 }
 
 /**
+ * GET /streams/{stream_id}/email_address (Zulip's get_stream_email_address):
+ * the address that posts to the channel through the incoming-email gateway.
+ * Parley has no gateway, so the address is "" — what Zulip answers when
+ * EMAIL_GATEWAY_PATTERN is unset — after Zulip's checks: content access to
+ * an unarchived channel, and a `sender_id` that is the caller or a bot the
+ * caller may administer (its owner, or an administrator). Zulip's default
+ * sender, the Email gateway bot, does not exist here.
+ */
+export async function channelEmailAddress(db: Db, realmId: number, actor: Actor, channelId: number, senderId: number | undefined): Promise<string> {
+  const { channel } = await accessChannel(db, realmId, actor, channelId, "content");
+  if (channel.is_archived) throw badRequest("Invalid channel ID");
+  if (senderId !== undefined && senderId !== actor.id) {
+    const bot = isStorableId(senderId)
+      ? await db.selectFrom("users").select(["id", "is_bot", "is_system_bot", "bot_owner_id"]).where("realm_id", "=", realmId).where("id", "=", senderId).executeTakeFirst()
+      : undefined;
+    if (!bot || !bot.is_bot || bot.is_system_bot) throw badRequest("No such bot");
+    if (bot.bot_owner_id !== actor.id && !isAdmin(actor.role)) throw badRequest("Insufficient permission");
+  }
+  return "";
+}
+
+/**
  * GET /streams/{stream_id}/members. Whoever may see a channel may see its
  * subscribers: guests see only channels they are in (or web-public ones),
  * private channels only their subscribers, administrators and the members of

@@ -1,8 +1,9 @@
 // The lookups the Markdown renderer needs, loaded for one message: only the
-// users, groups and channels its text names (markdown/render.ts pre-scans).
+// users, groups and channels its text names (markdown/render.ts pre-scans);
+// and the rendering of descriptions, which needs the same lookups.
 import type { Kysely, Transaction } from "kysely";
 import type { Config } from "../config.ts";
-import { referencedNames, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
+import { referencedNames, renderMarkdown, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
 import type { Database } from "../storage/schema.ts";
 import { isStorableId } from "../storage/database.ts";
 import { activeRealmEmojiByName } from "./realm-emoji.ts";
@@ -15,7 +16,7 @@ export interface RenderOptions {
   inlineImagePreview?: boolean;
 }
 
-export async function markdownContextFor(db: Db, config: Config, realmId: number, content: string, options: RenderOptions = {}): Promise<MarkdownContext> {
+export async function markdownContextFor(db: Db, config: Pick<Config, "externalUrl">, realmId: number, content: string, options: RenderOptions = {}): Promise<MarkdownContext> {
   const names = referencedNames(content);
   const userNames = [...new Set(names.userNames.map((n) => n.toLowerCase()))];
   const userIds = names.userIds.filter(isStorableId);
@@ -67,4 +68,16 @@ export async function markdownContextFor(db: Db, config: Config, realmId: number
     channelByName: (name) => channelByName.get(name.toLowerCase()),
     realmEmojiByName: (name) => realmEmoji.get(name),
   };
+}
+
+/**
+ * HTML of a channel, channel folder or organization description: the message
+ * renderer without previews (Zulip's render_stream_description,
+ * render_channel_folder_description and the realm's rendered description
+ * all call markdown_convert with no_previews=True). Mentions, channel links,
+ * emoji and the rest render as in messages; an empty description is "".
+ */
+export async function renderDescription(db: Db, config: Pick<Config, "externalUrl">, realmId: number, description: string): Promise<string> {
+  if (description.trim() === "") return "";
+  return renderMarkdown(description, await markdownContextFor(db, config, realmId, description, { inlineImagePreview: false })).html;
 }

@@ -17,7 +17,6 @@ import {
 } from "../domain/limits.ts";
 import { parseRealmSettings, REALM_GROUP_SETTING_DEFAULTS, REALM_GROUP_SETTING_RULES, type RealmGroupSettingName, type RealmSettings } from "../domain/realm-settings.ts";
 import { isAdmin, isGuest, isModerator, isOwner } from "../domain/roles.ts";
-import { renderDescription } from "../domain/text.ts";
 import { MAX_AVATAR_FILE_SIZE_MIB, MAX_ICON_FILE_SIZE_MIB } from "../domain/avatar.ts";
 import { MAX_REMINDER_NOTE_LENGTH } from "../domain/scheduled-messages.ts";
 import { EMOJISET_CHOICES, legacyEventOf, NOTIFICATION_SOUNDS, parseUserSettings, USER_SETTING_DEFAULTS, USER_SETTING_NAMES } from "../domain/user-settings.ts";
@@ -35,6 +34,7 @@ import { mutedUsersOf } from "./muted-users.ts";
 import { userStatusState } from "./user-status.ts";
 import { navigationViewsOf } from "./navigation-views.ts";
 import { pushDevicesState } from "./push-devices.ts";
+import { realmPlaygrounds } from "./playgrounds.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
 import { serverEmojiDataUrl } from "./emoji-data.ts";
@@ -131,7 +131,7 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("realm_emoji")) state.realm_emoji = await realmEmojiDict(db, realm.id);
   if (wants("realm_linkifiers")) state.realm_linkifiers = [];
   if (wants("realm_filters")) state.realm_filters = [];
-  if (wants("realm_playgrounds")) state.realm_playgrounds = [];
+  if (wants("realm_playgrounds")) state.realm_playgrounds = await realmPlaygrounds(db, realm.id);
   if (wants("realm_user")) Object.assign(state, await usersState(db, services, realm, user, actor, settings));
   if (wants("realm_bot")) state.realm_bots = await botsState(db, services, realm, user);
   if (wants("realm_embedded_bots")) state.realm_embedded_bots = [];
@@ -176,7 +176,7 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
   const url = services.config.externalUrl;
   Object.assign(state, {
     realm_name: realm.name,
-    realm_description: renderDescription(realm.description),
+    realm_description: realm.rendered_description,
     realm_date_created: realm.date_created,
     realm_allow_edit_history: settings.message_edit_history_visibility_policy !== "none",
     realm_mandatory_topics: settings.topics_policy === "disable_empty_topic",

@@ -1,7 +1,6 @@
 // GET /server_settings: what an unauthenticated client may learn about the
 // server and its organization.
 import { realmIconUrl as realmIconUrlFor } from "../domain/avatar.ts";
-import { renderDescription } from "../domain/text.ts";
 import { parseRealmSettings, passwordAuthEnabled } from "../domain/realm-settings.ts";
 import type { Services } from "../services.ts";
 import type { Realm } from "../storage/schema.ts";
@@ -47,7 +46,7 @@ export function serverSettings(services: Services, realm: Realm, userAgent: stri
     realm_uri: realmUrl,
     realm_name: realm.name,
     realm_icon: realmIconUrl(services, realm),
-    realm_description: renderDescription(realm.description),
+    realm_description: realm.rendered_description,
     // Needs spectator access and a web-public channel; Parley has no web-public channels yet.
     realm_web_public_access_enabled: false,
   };

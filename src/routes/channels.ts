@@ -5,7 +5,7 @@ import { isAdmin } from "../domain/roles.ts";
 import { badRequest } from "../errors.ts";
 import { check, param, type Validator } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
-import { accessChannel, channelContext, channelIdByName, channelSubscribersFor, formatChannel, listStreams } from "../queries/channels.ts";
+import { accessChannel, channelContext, channelIdByName, channelEmailAddress, channelSubscribersFor, formatChannel, listStreams } from "../queries/channels.ts";
 
 /** message_retention_days: "realm_default", "unlimited", or a number of days. */
 export const retentionDays: Validator<number | null> = (value, name) => {
@@ -119,6 +119,24 @@ export const channelsRoutes = [
     handler: async ({ services, realm, user }, { stream_id }) => {
       const actor = await actorFor(services.storage.db, user);
       return { subscribers: await channelSubscribersFor(services.storage.db, realm.id, actor, stream_id) };
+    },
+  }),
+  defineRoute({
+    method: "GET",
+    path: "/streams/:stream_id/email_address",
+    auth: "api",
+    params: {
+      stream_id: param.int().required(),
+      // Zulip's Json[NonNegativeInt].
+      sender_id: param.json((value, name) => {
+        const id = check.int(value, name);
+        if (id < 0) throw badRequest(`${name} is too small`);
+        return id;
+      }),
+    },
+    handler: async ({ services, realm, user }, { stream_id, sender_id }) => {
+      const actor = await actorFor(services.storage.db, user);
+      return { email: await channelEmailAddress(services.storage.db, realm.id, actor, stream_id, sender_id) };
     },
   }),
   defineRoute({

@@ -1,17 +1,18 @@
 import { addAlertWords, removeAlertWords } from "../actions/alert-words.ts";
 import { sendMessage } from "../actions/messages.ts";
 import { alertWordsOf } from "../queries/alert-words.ts";
-import { updateUserTopic } from "../actions/user-topics.ts";
+import { updateMutedTopic, updateUserTopic } from "../actions/user-topics.ts";
 import { actorFor } from "../actions/actor.ts";
 import { clientName, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, topicOrSubject } from "../domain/messages.ts";
 import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
 import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
-import { ApiError, badRequest } from "../errors.ts";
+import { ApiError, badRequest, incompatibleParameters } from "../errors.ts";
 import { check, param, type Validator } from "../http/params.ts";
 import { defineRoute, type ApiRequest } from "../http/route.ts";
 import { renderMarkdown } from "../markdown/render.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
+import { readReceipts } from "../queries/read-receipts.ts";
 import { accessibleMessage, channelTopics, fetchMessages, fetchMessagesByIds, formatMessage, loadMessageLookups, matchingMessages, type Anchor, type MessageFormat } from "../queries/messages.ts";
 
 export const narrow: Validator<NarrowTerm[]> = (value, name) => parseNarrow(value, name);
@@ -205,6 +206,16 @@ export const messageRoutes = [
   }),
 
   defineRoute({
+    method: "GET",
+    path: "/messages/:message_id/read_receipts",
+    auth: "api",
+    params: { message_id: param.int().required() },
+    handler: async (request, p) => ({
+      user_ids: await readReceipts(request.services.storage.db, request.realm, await actorFor(request.services.storage.db, request.user), p.message_id),
+    }),
+  }),
+
+  defineRoute({
     method: "POST",
     path: "/user_topics",
     auth: "api",
@@ -215,6 +226,26 @@ export const messageRoutes = [
     },
     handler: async (request, p) => {
       await updateUserTopic(request.services, request.realm, request.user, p.stream_id, p.topic, p.visibility_policy);
+    },
+  }),
+
+  defineRoute({
+    // Legacy (before POST /user_topics, feature level 170); the mobile app still uses it on old servers.
+    method: "PATCH",
+    path: "/users/me/subscriptions/muted_topics",
+    auth: "api",
+    params: {
+      stream_id: param.int(),
+      stream: param.string(),
+      topic: param.string().required(),
+      op: param.choice(["add", "remove"] as const).required(),
+    },
+    handler: async (request, p) => {
+      // Zulip's check_for_exactly_one_stream_arg: a plain error that reads like a missing argument.
+      if (p.stream_id === undefined && p.stream === undefined) throw badRequest("Missing 'stream_id' argument");
+      if (p.stream_id !== undefined && p.stream !== undefined) throw incompatibleParameters(["stream_id", "stream"]);
+      const target = p.stream_id !== undefined ? { id: p.stream_id } : { name: p.stream! };
+      await updateMutedTopic(request.services, request.realm, request.user, target, p.topic, p.op);
     },
   }),
 ];

@@ -1,9 +1,12 @@
+import { addPlayground, removePlayground } from "../actions/playgrounds.ts";
 import { REALM_CHANNEL_SETTINGS, updateRealmSettings, updateUserSettingsDefaults, type PlainRealmChange } from "../actions/realm-settings.ts";
+import { checkPygmentsLanguage } from "../domain/playgrounds.ts";
 import { REALM_GROUP_SETTING_DEFAULTS, type RealmGroupSettingName } from "../domain/realm-settings.ts";
 import { LANGUAGES } from "../domain/user-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { check, param, type Param, type Validator } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
+import { pythonStrip } from "../domain/text.ts";
 import { personalSettingParams } from "./settings.ts";
 
 /** Zulip's parse_message_time_limit_setting: "unlimited" (null) or a positive number of seconds. */
@@ -120,6 +123,38 @@ export const realmRoutes = [
     params: { ...personalSettingParams, email_address_visibility: param.json(check.int) },
     handler: async (request, changes) => {
       await updateUserSettingsDefaults(request.services, request.realm, request.user, changes);
+    },
+  }),
+
+  // Code playgrounds (Zulip's realm_playgrounds views): administrators only, checked before the parameters.
+  defineRoute({
+    method: "POST",
+    path: "/realm/playgrounds",
+    auth: "api",
+    adminOnly: true,
+    params: {
+      name: param.string().required(),
+      url_template: param.string().required(),
+      pygments_language: param.string().required(),
+    },
+    handler: async ({ services, realm }, p) => {
+      const pygmentsLanguage = checkPygmentsLanguage(p.pygments_language);
+      const id = await addPlayground(services, realm, {
+        name: pythonStrip(p.name),
+        pygmentsLanguage: pythonStrip(pygmentsLanguage),
+        urlTemplate: pythonStrip(p.url_template),
+      });
+      return { id };
+    },
+  }),
+  defineRoute({
+    method: "DELETE",
+    path: "/realm/playgrounds/:playground_id",
+    auth: "api",
+    adminOnly: true,
+    params: { playground_id: param.int().required() },
+    handler: async ({ services, realm }, p) => {
+      await removePlayground(services, realm, p.playground_id);
     },
   }),
 ];

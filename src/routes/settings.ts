@@ -8,10 +8,15 @@ export const personalSettingParams = Object.fromEntries(
   USER_SETTING_NAMES.map((name) => [name, isStringSetting(name) ? param.string() : param.json((value) => value)]),
 ) as Record<UserSettingName, Param<unknown>>;
 
-export const settingsRoutes = [
+/**
+ * PATCH /settings, and its legacy aliases /settings/display and
+ * /settings/notifications: Zulip routes all three to the same view
+ * (json_change_settings), so each accepts every parameter.
+ */
+export const settingsRoutes = ["/settings", "/settings/display", "/settings/notifications"].map((path) =>
   defineRoute({
     method: "PATCH",
-    path: "/settings",
+    path,
     auth: "api",
     params: {
       full_name: param.string(),
@@ -30,4 +35,4 @@ export const settingsRoutes = [
       });
     },
   }),
-];
+);

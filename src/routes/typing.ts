@@ -1,4 +1,4 @@
-import { sendTypingNotification } from "../actions/typing.ts";
+import { sendMessageEditTyping, sendTypingNotification } from "../actions/typing.ts";
 import { MAX_USER_IDS } from "../domain/limits.ts";
 import { check, param } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
@@ -24,6 +24,18 @@ export const typingRoutes = [
         op,
         type === "direct" ? { kind: "direct", to } : { kind: "channel", channelId: stream_id, topic },
       );
+    },
+  }),
+  defineRoute({
+    method: "POST",
+    path: "/messages/:message_id/typing",
+    auth: "api",
+    params: {
+      message_id: param.int().required(),
+      op: param.choice(["start", "stop"] as const).required(),
+    },
+    handler: async (request, { message_id, op }) => {
+      await sendMessageEditTyping(request.services, request.realm, request.user, message_id, op);
     },
   }),
 ];

@@ -2,6 +2,7 @@
 // migrations/ is listed here so the set is the same under tsx and compiled JS.
 import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } from "kysely";
 import type { Dialect, Storage } from "./database.ts";
+import type { Database } from "./schema.ts";
 import * as m0001 from "./migrations/0001_foundation.ts";
 import * as m0002 from "./migrations/0002_channels_groups.ts";
 import * as m0003 from "./migrations/0003_case_keys.ts";
@@ -18,10 +19,17 @@ import * as m0013 from "./migrations/0013_dm_hash.ts";
 import * as m0014 from "./migrations/0014_login_failures.ts";
 import * as m0016 from "./migrations/0016_status_muted_drafts.ts";
 import * as m0017 from "./migrations/0017_avatars.ts";
+import * as m0018 from "./migrations/0018_descriptions_playgrounds.ts";
 import * as m0019 from "./migrations/0019_submessages.ts";
 
+/** What data migrations need from the running server. */
+export interface MigrationContext {
+  /** A channel, folder or organization description's HTML, as the server renders it (0018). */
+  renderDescription(db: Kysely<Database>, realmId: number, description: string): Promise<string>;
+}
+
 interface MigrationFile {
-  up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
+  up(db: Kysely<unknown>, dialect: Dialect, context: MigrationContext): Promise<void>;
 }
 
 const MIGRATIONS: Record<string, MigrationFile> = {
@@ -41,16 +49,20 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0014_login_failures": m0014,
   "0016_status_muted_drafts": m0016,
   "0017_avatars": m0017,
+  "0018_descriptions_playgrounds": m0018,
   "0019_submessages": m0019,
 };
 
-export async function migrateToLatest(storage: Storage): Promise<string[]> {
+export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {
   const migrations: Record<string, Migration> = {};
   for (const [name, file] of Object.entries(MIGRATIONS)) {
     // Kysely runs SQLite migrations outside a transaction (it reports no
     // transactional DDL); SQLite has it, so a crash mid-migration rolls back.
     migrations[name] = {
-      up: (db) => (storage.dialect === "sqlite" ? db.transaction().execute((trx) => file.up(trx as unknown as Kysely<unknown>, storage.dialect)) : file.up(db, storage.dialect)),
+      up: (db) =>
+        storage.dialect === "sqlite"
+          ? db.transaction().execute((trx) => file.up(trx as unknown as Kysely<unknown>, storage.dialect, context))
+          : file.up(db, storage.dialect, context),
     };
   }
   // On PostgreSQL, Kysely looks for its bookkeeping tables in every schema

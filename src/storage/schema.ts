@@ -9,6 +9,8 @@ export interface RealmTable {
   name: string;
   /** Markdown source of the organization description. */
   description: string;
+  /** Its HTML (queries/markdown-context.ts renderDescription), kept with it as for channels. */
+  rendered_description: ColumnType<string, string | undefined, string>;
   date_created: number;
   deactivated: ColumnType<boolean, boolean | undefined, boolean>;
   /** JSON object of organization settings; keys not present take the defaults in domain/realm-settings. */
@@ -234,6 +236,16 @@ export interface AlertWordTable {
   word_key: string;
 }
 
+/** Zulip's RealmPlayground: where to open code blocks of a language. */
+export interface RealmPlaygroundTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  pygments_language: string;
+  /** RFC 6570 template whose only variable is `code`. */
+  url_template: string;
+}
+
 export interface RealmEmojiTable {
   id: Generated<number>;
   realm_id: number;
@@ -440,6 +452,7 @@ export interface Database {
   user_topics: UserTopicTable;
   alert_words: AlertWordTable;
   realm_emoji: RealmEmojiTable;
+  realm_playgrounds: RealmPlaygroundTable;
   scheduled_messages: ScheduledMessageTable;
   saved_snippets: SavedSnippetTable;
   navigation_views: NavigationViewTable;
@@ -507,6 +520,7 @@ export type Message = Selectable<MessageTable>;
 export type Attachment = Selectable<AttachmentTable>;
 export type Submessage = Selectable<SubmessageTable>;
 export type RealmEmoji = Selectable<RealmEmojiTable>;
+export type RealmPlayground = Selectable<RealmPlaygroundTable>;
 export type ScheduledMessage = Selectable<ScheduledMessageTable>;
 export type SavedSnippet = Selectable<SavedSnippetTable>;
 export type UserStatusRow = Selectable<UserStatusTable>;
