@@ -2,7 +2,7 @@
 // read_receipts view): the active users whose flags mark a message read,
 // except its sender and those who turned send_read_receipts off; message
 // access first, then the organization's enable_read_receipts.
-// Not covered: muted users (Parley has none yet; Zulip leaves them out both ways).
+// Muted users are left out both ways, as in Zulip.
 // Zulip's behaviour: docs/zulip-behaviour/misc-endpoints.md.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -71,6 +71,22 @@ describe("GET /messages/{message_id}/read_receipts", () => {
     // Marking unread takes one out again.
     assertSuccess(await t.api(admin, "POST", "/messages/flags", { messages: [id], op: "remove", flag: "read" }));
     assert.deepEqual(await receiptIds(member, id), [moderator.id]);
+  });
+
+  test("muted users are left out both ways: those the viewer muted, and those who muted the viewer", async () => {
+    const viewer = await t.createUser(uniqueName("Receipt Viewer"));
+    const mutedByViewer = await t.createUser(uniqueName("Muted Reader"));
+    const muter = await t.createUser(uniqueName("Muting Reader"));
+    const plain = await t.createUser(uniqueName("Plain Reader"));
+    const channel = await newChannel(u().member, [viewer, mutedByViewer, muter, plain]);
+    const id = await post(u().member, channel);
+    for (const reader of [mutedByViewer, muter, plain]) await markRead(reader, id);
+    assert.deepEqual(await receiptIds(viewer, id), sorted([mutedByViewer.id, muter.id, plain.id]));
+    assertSuccess(await t.api(viewer, "POST", `/users/me/muted_users/${mutedByViewer.id}`));
+    assertSuccess(await t.api(muter, "POST", `/users/me/muted_users/${viewer.id}`));
+    assert.deepEqual(await receiptIds(viewer, id), [plain.id]);
+    // Others still see everyone who read it.
+    assert.deepEqual(await receiptIds(u().member, id), sorted([mutedByViewer.id, muter.id, plain.id]));
   });
 
   test("send_read_receipts off: left out; bots are included like anyone", async () => {

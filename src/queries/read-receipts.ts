@@ -14,8 +14,8 @@ import { readableMessage } from "./messages.ts";
  * read, except its sender and those with send_read_receipts off. The message
  * must be one the actor can read ("Invalid message(s)"; archived channels'
  * included), and the organization must have enable_read_receipts on. Bots
- * are included, as in Zulip. Not done: Zulip also leaves out users who muted
- * the actor or whom the actor muted (Parley has no muted users yet).
+ * are included, as in Zulip, and so is the actor; users the actor muted, and
+ * users who muted the actor, are left out.
  */
 export async function readReceipts(db: Kysely<Database>, realm: Realm, actor: Actor, messageId: number): Promise<number[]> {
   const found = await readableMessage(db, realm.id, actor, messageId);
@@ -29,6 +29,8 @@ export async function readReceipts(db: Kysely<Database>, realm: Realm, actor: Ac
     .where("u.is_active", "=", true)
     .where("u.id", "<>", found.row.sender_id)
     .where(sql<boolean>`(um.flags & ${sql.lit(Flag.READ)}) <> 0`)
+    .where("u.id", "not in", db.selectFrom("muted_users").select("muted_user_id").where("user_id", "=", actor.id))
+    .where("u.id", "not in", db.selectFrom("muted_users").select("user_id").where("muted_user_id", "=", actor.id))
     .orderBy("u.id")
     .execute();
   return rows.filter((r) => parseUserSettings(r.settings).send_read_receipts).map((r) => r.id);
