@@ -1,10 +1,11 @@
 // Reading users, and the one serializer that turns a user row into the API
 // user object (REST replies, register's initial state and events all use it).
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Config } from "../config.ts";
+import { Flag } from "../domain/message-flags.ts";
 import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
 import { seesDeliveryEmail } from "../domain/users.ts";
-import { isStorableId } from "../storage/database.ts";
+import { inChunks, isStorableId } from "../storage/database.ts";
 import { badRequest } from "../errors.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 
@@ -196,4 +197,38 @@ export async function checkSettingMembers(db: Kysely<Database>, realmId: number,
     const user = await getUserById(db, realmId, id);
     if (!user || !user.is_active || user.is_system_bot) throw badRequest(`Invalid user ID: ${id}`);
   }
+}
+
+/**
+ * The users who share a conversation with `userId`: an active subscription to
+ * a common channel, or a direct message (Zulip's get_accessible_user_ids, what
+ * a guest outside can_access_all_users_group may know of). With `among`, only
+ * those users are looked at.
+ */
+export async function usersSharingAConversation(db: Kysely<Database>, userId: number, among?: readonly number[]): Promise<Set<number>> {
+  const found = new Set<number>();
+  for (const chunk of among === undefined ? [undefined] : inChunks(among)) {
+    if (chunk?.length === 0) continue;
+    let viaChannels = db
+      .selectFrom("subscriptions as mine")
+      .innerJoin("subscriptions as theirs", "theirs.channel_id", "mine.channel_id")
+      .select("theirs.user_id")
+      .distinct()
+      .where("mine.user_id", "=", userId)
+      .where("mine.active", "=", true)
+      .where("theirs.active", "=", true);
+    let viaMessages = db
+      .selectFrom("user_messages as mine")
+      .innerJoin("user_messages as theirs", "theirs.message_id", "mine.message_id")
+      .select("theirs.user_id")
+      .distinct()
+      .where("mine.user_id", "=", userId)
+      .where(sql<boolean>`(mine.flags & ${sql.lit(Flag.IS_PRIVATE)}) <> 0`);
+    if (chunk !== undefined) {
+      viaChannels = viaChannels.where("theirs.user_id", "in", chunk);
+      viaMessages = viaMessages.where("theirs.user_id", "in", chunk);
+    }
+    for (const row of [...(await viaChannels.execute()), ...(await viaMessages.execute())]) found.add(row.user_id);
+  }
+  return found;
 }
