@@ -38,6 +38,7 @@ import { subscribeNewUser, subscribeToDefaultChannels } from "./subscriptions.ts
 import { getChannel, metadataAudiences, usersWithMetadataAccess } from "../queries/channels.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { applyAdminProfileData } from "./custom-profile-fields.ts";
+import { presenceEnabledChanged } from "./presence.ts";
 import type { ProfileValue } from "../domain/custom-profile-fields.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -397,6 +398,9 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
     await trx.updateTable("users").set(changes).where("id", "=", actor.id).execute();
     if (changes.full_name !== undefined) await queueUserUpdate(trx, pending, realm.id, { user_id: actor.id, full_name: changes.full_name });
     for (const [name, value] of changed) queueSettingEvents(pending, realm.id, actor, name, value, legacyEventOf(name));
+    // Invisible mode on or off: everyone who may see the user sees the change at once.
+    const presence = changed.find(([name]) => name === "presence_enabled");
+    if (presence) await presenceEnabledChanged(trx, services, pending, realm, actor, presence[1] === true);
     if (changes.timezone !== undefined) {
       queueSettingEvents(pending, realm.id, actor, "timezone", changes.timezone, "display");
       await queueUserUpdate(trx, pending, realm.id, { email: actor.email, user_id: actor.id, timezone: changes.timezone });

@@ -103,6 +103,11 @@ export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: numb
     .executeTakeFirst();
 }
 
+/** A user by API email (the fake user{id}@… one where real emails are hidden), case-insensitively. */
+export async function getUserByApiEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
+  return db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("email_key", "=", email.trim().toLowerCase()).executeTakeFirst();
+}
+
 /** A user by the address an API client would know: the real one, or the API (possibly fake) one. */
 export async function getUserByLoginEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
   // Two indexed lookups rather than one OR, which the planners answer with a

@@ -16,6 +16,7 @@ import * as m0011 from "./migrations/0011_invitations.ts";
 import * as m0012 from "./migrations/0012_mention_lookup.ts";
 import * as m0013 from "./migrations/0013_dm_hash.ts";
 import * as m0014 from "./migrations/0014_login_failures.ts";
+import * as m0015 from "./migrations/0015_presence.ts";
 
 interface MigrationFile {
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0012_mention_lookup": m0012,
   "0013_dm_hash": m0013,
   "0014_login_failures": m0014,
+  "0015_presence": m0015,
 };
 
 export async function migrateToLatest(storage: Storage): Promise<string[]> {

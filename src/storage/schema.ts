@@ -321,6 +321,24 @@ export interface PushDeviceTokenTable {
 }
 
 /** Failed password logins for one username in its current window (Zulip's authenticate_by_username). */
+/** One row per user who ever reported presence, updated in place (Zulip's UserPresence). */
+export interface UserPresenceTable {
+  user_id: number;
+  realm_id: number;
+  /** When a client last said the user was connected; NULL: never. */
+  last_connected_time: number | null;
+  /** When a client last said the user was actively using it; NULL: never. */
+  last_active_time: number | null;
+  /** The organization's presence sequence number of the row's last change. */
+  last_update_id: number;
+}
+
+/** The last presence sequence number an organization handed out (Zulip's PresenceSequence). */
+export interface PresenceSequenceTable {
+  realm_id: number;
+  last_update_id: number;
+}
+
 export interface LoginFailureTable {
   key: string;
   window_start: number;
@@ -402,6 +420,8 @@ export interface Database {
   login_failures: LoginFailureTable;
   custom_profile_fields: CustomProfileFieldTable;
   custom_profile_field_values: CustomProfileFieldValueTable;
+  user_presence: UserPresenceTable;
+  presence_sequences: PresenceSequenceTable;
 }
 
 /**
