@@ -12,10 +12,11 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from "kysely";
+import { writePresence } from "../src/actions/presence-writes.ts";
 import { insertUser } from "../src/actions/users.ts";
 import { Role } from "../src/domain/roles.ts";
 import type { ClientEvent } from "../src/events/notifier.ts";
-import { assertError, assertSuccess, DIALECT, startTestApp, type Params, type TestApp, type TestUser } from "./helpers.ts";
+import { assertError, assertSuccess, startTestApp, type Params, type TestApp, type TestUser } from "./helpers.ts";
 
 let t: TestApp;
 let clock: number;
@@ -635,17 +636,45 @@ describe("the cost of a ping", () => {
     return counter.count;
   }
 
-  test("authentication, the row read, and a write only when the row moves (one statement on PostgreSQL)", async () => {
+  test("authentication, the row read, and a write only when the row moves", async () => {
     const user = await newUser("Counted");
     await report(user);
     // Authentication is two queries (organization, user); then the user's row.
     clock += 30;
     assert.equal(await queriesFor(user, { ping_only: true }), 3);
+    // The write: the sequence bump and the update, in one transaction.
     clock += 30;
-    assert.equal(await queriesFor(user, { ping_only: true }), DIALECT === "postgres" ? 4 : 5);
+    assert.equal(await queriesFor(user, { ping_only: true }), 5);
     // The reply's presence list is one more query.
     clock += 30;
     assert.equal(await queriesFor(user, { last_update_id: -1 }), 4);
+  });
+});
+
+describe("batched writes", () => {
+  test("reports arriving together share one transaction and one last_update_id; a user's second report in a batch finds the work done", async () => {
+    const [a, b, c] = [await newUser("Batch A"), await newUser("Batch B"), await newUser("Batch C")];
+    await report(a);
+    await report(b);
+    const [rowA, rowB] = [(await row(a))!, (await row(b))!];
+    const times = { lastConnectedTime: clock + 60, lastActiveTime: clock + 60 };
+    const expected = (r: { last_connected_time: number | null; last_active_time: number | null }) => ({ lastConnectedTime: r.last_connected_time, lastActiveTime: r.last_active_time });
+    const storage = t.services.storage;
+    const results = await Promise.all([
+      writePresence(storage, { userId: a.id, realmId: t.realm.id, expected: expected(rowA), times }),
+      writePresence(storage, { userId: b.id, realmId: t.realm.id, expected: expected(rowB), times }),
+      writePresence(storage, { userId: c.id, realmId: t.realm.id, expected: undefined, times }),
+      writePresence(storage, { userId: a.id, realmId: t.realm.id, expected: expected(rowA), times }),
+      // Stale: B's row does not hold these times.
+      writePresence(storage, { userId: b.id, realmId: t.realm.id, expected: { lastConnectedTime: 1, lastActiveTime: 1 }, times }),
+    ]);
+    assert.deepEqual(results, [true, true, true, false, false]);
+    const after = await Promise.all([a, b, c].map(async (x) => (await row(x))!));
+    assert.deepEqual(new Set(after.map((r) => r.last_update_id)).size, 1);
+    assert.equal(after[0]!.last_update_id, Math.max(rowA.last_update_id, rowB.last_update_id) + 1);
+    for (const r of after) assert.deepEqual([r.last_connected_time, r.last_active_time], [clock + 60, clock + 60]);
+    // A stale guard alone writes nothing.
+    assert.deepEqual(await writePresence(storage, { userId: c.id, realmId: t.realm.id, expected: { lastConnectedTime: 1, lastActiveTime: null }, times }), false);
   });
 });
 

@@ -1,13 +1,11 @@
 // Writing presence (Zulip's zerver/actions/presence.py). Every client of
 // every user reports once a minute, so this is the hottest write there is:
 // one read of the user's row, and a write only when a stored time moves (by
-// more than PRESENCE_UPDATE_MIN_FREQ_SECONDS); no organization lock, no
-// group transaction. A write takes the next number of the organization's
-// presence sequence (a row lock held until it commits, so numbers become
-// visible in order to every process) and stores it with the row. Events go
+// more than PRESENCE_UPDATE_MIN_FREQ_SECONDS), batched with the other
+// reports of the moment (presence-writes.ts); no organization lock. Events go
 // out only when the user comes online after missing pings, or when their
 // presence_enabled setting changes; clients learn the rest at their next ping.
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import {
   backdatedForInvisibility,
   legacyClientPresence,
@@ -23,7 +21,7 @@ import { humansOnly } from "../errors.ts";
 import { PendingEvents } from "../events/notifier.ts";
 import { presenceAudience, presenceServerTimestamp, presenceTimesOf } from "../queries/presence.ts";
 import type { Services } from "../services.ts";
-import type { Dialect } from "../storage/database.ts";
+import { applyPresenceWrites, writePresence } from "./presence-writes.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 
 type Db = Kysely<Database>;
@@ -55,7 +53,7 @@ export async function presenceEnabledChanged(trx: Db, services: Services, pendin
   // No presence reported yet: nothing to hide.
   if (current === undefined) return;
   const times = backdatedForInvisibility(current, services.now());
-  if (times === undefined || !(await writeTimes(trx, services.storage.dialect, user, current, times))) return;
+  if (times === undefined || !(await writeTimes(trx, services, user, current, times))) return;
   await queuePresenceEvents(trx, services, pending, realm, user, times, { force: true });
 }
 
@@ -64,13 +62,9 @@ async function updatePresence(db: Db, services: Services, pending: PendingEvents
   const current = await presenceTimesOf(db, user.id);
   const plan = planPresenceUpdate(current, status, services.now());
   let times = current;
-  if (plan.kind === "create") {
-    // Another request created the row in the meantime: theirs stands, and so does their event.
-    if (!(await insertTimes(db, services.storage.dialect, user, plan.times))) return;
-    times = plan.times;
-  } else if (plan.kind === "update") {
-    // Another request moved the row since it was read: it did this report's work.
-    if (!(await writeTimes(db, services.storage.dialect, user, current!, plan.times))) return;
+  if (plan.kind !== "none") {
+    // Another request created or moved the row since it was read: it did this report's work (and sent its event).
+    if (!(await writeTimes(db, services, user, current, plan.times))) return;
     times = plan.times;
   }
   const presenceDisabled = parseRealmSettings(realm.settings).presence_disabled;
@@ -80,91 +74,14 @@ async function updatePresence(db: Db, services: Services, pending: PendingEvents
 }
 
 /**
- * Bumps the organization's presence sequence and returns the new number.
- * Call inside a transaction: the sequence row stays locked until it commits.
+ * Writes new times if the row still holds `expected` (undefined: there is no
+ * row yet); false when a concurrent request changed it first. In a
+ * transaction (a settings change), there; else in the next batch of reports.
  */
-async function nextUpdateId(trx: Db, realmId: number): Promise<number> {
-  const row = await trx
-    .insertInto("presence_sequences")
-    .values({ realm_id: realmId, last_update_id: 1 })
-    .onConflict((oc) => oc.column("realm_id").doUpdateSet({ last_update_id: sql<number>`presence_sequences.last_update_id + 1` }))
-    .returning("last_update_id")
-    .executeTakeFirstOrThrow();
-  return Number(row.last_update_id);
-}
-
-/** Runs `body` in a transaction, or in the one `db` already is. */
-function inTransaction<T>(db: Db, body: (trx: Db) => Promise<T>): Promise<T> {
-  return db.isTransaction ? body(db) : db.transaction().execute(body);
-}
-
-/**
- * The user's first row. Returns false if it exists already (created by a
- * concurrent request). On PostgreSQL one statement bumps the sequence and
- * inserts (no transaction round trips); on SQLite, two in a transaction.
- */
-async function insertTimes(db: Db, dialect: Dialect, user: User, times: PresenceTimes): Promise<boolean> {
-  const values = { user_id: user.id, realm_id: user.realm_id, last_connected_time: times.lastConnectedTime, last_active_time: times.lastActiveTime };
-  if (dialect === "postgres") {
-    const result = await db
-      .with("seq", (qb) => sequenceBump(qb, user.realm_id))
-      .insertInto("user_presence")
-      .values({ ...values, last_update_id: (eb) => eb.selectFrom("seq").select("seq.last_update_id") })
-      .onConflict((oc) => oc.column("user_id").doNothing())
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
-  }
-  return inTransaction(db, async (trx) => {
-    const lastUpdateId = await nextUpdateId(trx, user.realm_id);
-    const result = await trx
-      .insertInto("user_presence")
-      .values({ ...values, last_update_id: lastUpdateId })
-      .onConflict((oc) => oc.column("user_id").doNothing())
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
-  });
-}
-
-/**
- * Stores new times with a new sequence number, if the row still holds
- * `expected` (else a concurrent request changed it first: returns false).
- */
-async function writeTimes(db: Db, dialect: Dialect, user: User, expected: PresenceTimes, times: PresenceTimes): Promise<boolean> {
-  if (dialect === "postgres") {
-    const result = await db
-      .with("seq", (qb) => sequenceBump(qb, user.realm_id))
-      .updateTable("user_presence")
-      .set({
-        last_connected_time: times.lastConnectedTime,
-        last_active_time: times.lastActiveTime,
-        last_update_id: (eb) => eb.selectFrom("seq").select("seq.last_update_id"),
-      })
-      .where("user_id", "=", user.id)
-      .where(sql<boolean>`last_connected_time IS NOT DISTINCT FROM ${expected.lastConnectedTime}`)
-      .where(sql<boolean>`last_active_time IS NOT DISTINCT FROM ${expected.lastActiveTime}`)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
-  }
-  return inTransaction(db, async (trx) => {
-    const lastUpdateId = await nextUpdateId(trx, user.realm_id);
-    const result = await trx
-      .updateTable("user_presence")
-      .set({ last_connected_time: times.lastConnectedTime, last_active_time: times.lastActiveTime, last_update_id: lastUpdateId })
-      .where("user_id", "=", user.id)
-      .where(sql<boolean>`last_connected_time IS ${expected.lastConnectedTime}`)
-      .where(sql<boolean>`last_active_time IS ${expected.lastActiveTime}`)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
-  });
-}
-
-/** The sequence bump as a PostgreSQL CTE: the row lock lasts until the statement commits. */
-function sequenceBump(qb: Parameters<Parameters<Db["with"]>[1]>[0], realmId: number) {
-  return qb
-    .insertInto("presence_sequences")
-    .values({ realm_id: realmId, last_update_id: 1 })
-    .onConflict((oc) => oc.column("realm_id").doUpdateSet({ last_update_id: sql<number>`presence_sequences.last_update_id + 1` }))
-    .returning("last_update_id");
+async function writeTimes(db: Db, services: Services, user: User, expected: PresenceTimes | undefined, times: PresenceTimes): Promise<boolean> {
+  const write = { userId: user.id, realmId: user.realm_id, expected, times };
+  if (db.isTransaction) return (await applyPresenceWrites(db, user.realm_id, [write])).has(user.id);
+  return writePresence(services.storage, write);
 }
 
 /**
