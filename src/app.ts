@@ -17,6 +17,7 @@ import { messageDeleteRoutes } from "./routes/message-delete.ts";
 import { messageEditRoutes } from "./routes/message-edit.ts";
 import { messageRoutes } from "./routes/messages.ts";
 import { typingRoutes } from "./routes/typing.ts";
+import { presenceRoutes } from "./routes/presence.ts";
 import { fileLimitFor, multipartBodyLimit, multipartFileReceiver, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
 import { reactionRoutes } from "./routes/reactions.ts";
 import { messageReportRoutes } from "./routes/message-reports.ts";
@@ -50,6 +51,7 @@ export const API_ROUTES: readonly Route[] = [
   ...subscriptionsRoutes,
   ...eventsRoutes,
   ...typingRoutes,
+  ...presenceRoutes,
   ...realmRoutes,
   ...customProfileFieldRoutes,
   ...messageRoutes,

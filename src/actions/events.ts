@@ -19,6 +19,7 @@ export interface RegisterOptions {
   applyMarkdown: boolean;
   clientGravatar: boolean;
   slimPresence: boolean;
+  presenceHistoryLimitDays?: number | undefined;
   includeSubscribers: boolean | "partial";
   lifespanSecs: number;
 }
@@ -46,6 +47,7 @@ export async function registerQueue(services: Services, realm: Realm, user: User
         allPublicStreams: options.allPublicStreams,
         applyMarkdown: options.applyMarkdown,
         capabilities: options.capabilities,
+        slimPresence: options.slimPresence,
       },
       lifespanMs: options.lifespanSecs * 1000,
     });
@@ -56,6 +58,7 @@ export async function registerQueue(services: Services, realm: Realm, user: User
         capabilities: options.capabilities,
         includeSubscribers: options.includeSubscribers,
         slimPresence: options.slimPresence || options.capabilities.simplified_presence_events,
+        presenceHistoryLimitDays: options.presenceHistoryLimitDays,
       });
       return {
         queue_id: queue.id,

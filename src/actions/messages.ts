@@ -24,8 +24,7 @@ import {
   WILDCARD_MENTION_THRESHOLD,
 } from "../domain/messages.ts";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../domain/limits.ts";
-import { parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
-import { isGuest } from "../domain/roles.ts";
+import { canAccessAllUsers, parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import { USER_GROUP_SETTING_RULES } from "../domain/user-groups.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
@@ -41,6 +40,7 @@ import { channelFacts } from "../queries/channels.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type ApiSubmessage, type MessageLookups } from "../queries/messages.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
+import { usersSharingAConversation } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import { inChunks, isStorableId, type Dialect, type Storage } from "../storage/database.ts";
 import type { Attachment, Channel, Database, Realm, User } from "../storage/schema.ts";
@@ -255,32 +255,10 @@ async function checkDirectMessagePermission(
  * get_accessible_user_ids), and may write only to them.
  */
 async function checkCanAccessRecipients(db: Db, realmId: number, settings: Readonly<RealmSettings>, sender: User, actor: Actor, recipientIds: number[]): Promise<void> {
-  if (!isGuest(sender.role) || hasPermission(settings.can_access_all_users_group, REALM_GROUP_SETTING_RULES.can_access_all_users_group, actor)) return;
+  if (canAccessAllUsers(settings, actor)) return;
   const others = recipientIds.filter((id) => id !== sender.id);
   if (others.length === 0) return;
-  const accessible = new Set<number>();
-  for (const chunk of inChunks(others)) {
-    const viaChannels = await db
-      .selectFrom("subscriptions as mine")
-      .innerJoin("subscriptions as theirs", "theirs.channel_id", "mine.channel_id")
-      .select("theirs.user_id")
-      .distinct()
-      .where("mine.user_id", "=", sender.id)
-      .where("mine.active", "=", true)
-      .where("theirs.active", "=", true)
-      .where("theirs.user_id", "in", chunk)
-      .execute();
-    const viaMessages = await db
-      .selectFrom("user_messages as mine")
-      .innerJoin("user_messages as theirs", "theirs.message_id", "mine.message_id")
-      .select("theirs.user_id")
-      .distinct()
-      .where("mine.user_id", "=", sender.id)
-      .where(sql<boolean>`(mine.flags & ${sql.lit(Flag.IS_PRIVATE)}) <> 0`)
-      .where("theirs.user_id", "in", chunk)
-      .execute();
-    for (const row of [...viaChannels, ...viaMessages]) accessible.add(row.user_id);
-  }
+  const accessible = await usersSharingAConversation(db, sender.id, others);
   if (!others.every((id) => accessible.has(id))) throw badRequest("You do not have permission to access some of the recipients.");
 }
 

@@ -48,7 +48,7 @@ async function writeStatus(
   clientName: string,
 ): Promise<void> {
   const change = statusChange(request, await customEmojiFacts(trx, realm.id));
-  if (away !== undefined) await changePersonalSetting(trx, pending, realm, user, "presence_enabled", !away);
+  if (away !== undefined) await changePersonalSetting(trx, services, pending, realm, user, "presence_enabled", !away);
   const now = services.now();
   const set = {
     timestamp: now,

@@ -39,6 +39,7 @@ import { getChannel, metadataAudiences, usersWithMetadataAccess } from "../queri
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { applyAdminProfileData } from "./custom-profile-fields.ts";
 import { discardAllDrafts } from "./drafts.ts";
+import { presenceEnabledChanged } from "./presence.ts";
 import type { ProfileValue } from "../domain/custom-profile-fields.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -398,7 +399,7 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
     await trx.updateTable("users").set(changes).where("id", "=", actor.id).execute();
     if (changes.full_name !== undefined) await queueUserUpdate(trx, pending, realm.id, { user_id: actor.id, full_name: changes.full_name });
     for (const [name, value] of changed) {
-      await settingSideEffects(trx, actor, name, value);
+      await settingSideEffects(trx, services, pending, realm, actor, name, value);
       queueSettingEvents(pending, realm.id, actor, name, value, legacyEventOf(name));
     }
     if (changes.timezone !== undefined) {
@@ -414,8 +415,10 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
  * `drafts` events: the clients keep their local copies (Zulip's
  * do_change_user_setting).
  */
-async function settingSideEffects(trx: Trx, user: User, name: UserSettingName, value: unknown): Promise<void> {
+async function settingSideEffects(trx: Trx, services: Services, pending: PendingEvents, realm: Realm, user: User, name: UserSettingName, value: unknown): Promise<void> {
   if (name === "enable_drafts_synchronization" && value === false) await discardAllDrafts(trx, user.id);
+  // Invisible mode on or off: everyone who may see the user sees the change at once.
+  if (name === "presence_enabled") await presenceEnabledChanged(trx, services, pending, realm, user, value === true);
 }
 
 /**
@@ -424,7 +427,7 @@ async function settingSideEffects(trx: Trx, user: User, name: UserSettingName, v
  * legacy `away` is the inverse of presence_enabled. Setting the current value
  * changes nothing and sends nothing.
  */
-export async function changePersonalSetting(trx: Trx, pending: PendingEvents, realm: Realm, user: User, name: UserSettingName, value: unknown): Promise<void> {
+export async function changePersonalSetting(trx: Trx, services: Services, pending: PendingEvents, realm: Realm, user: User, name: UserSettingName, value: unknown): Promise<void> {
   const checked = checkUserSetting(name, value);
   const stored = (await trx.selectFrom("users").select("settings").where("id", "=", user.id).executeTakeFirstOrThrow()).settings;
   if (parseUserSettings(stored)[name] === checked) return;
@@ -433,7 +436,7 @@ export async function changePersonalSetting(trx: Trx, pending: PendingEvents, re
     .set({ settings: JSON.stringify({ ...JSON.parse(stored), [name]: checked }) })
     .where("id", "=", user.id)
     .execute();
-  await settingSideEffects(trx, user, name, checked);
+  await settingSideEffects(trx, services, pending, realm, user, name, checked);
   queueSettingEvents(pending, realm.id, user, name, checked, legacyEventOf(name));
 }
 

@@ -2,7 +2,8 @@
 // realms.settings column stores a JSON object; a key missing there takes the
 // default here, so a setting added later needs no data migration.
 import { badRequest } from "../errors.ts";
-import { DEFAULT_RULE, type GroupSettingRule, type GroupSettingValue } from "./group-settings.ts";
+import { DEFAULT_RULE, hasPermission, type Actor, type GroupSettingRule, type GroupSettingValue } from "./group-settings.ts";
+import { isGuest } from "./roles.ts";
 import { SystemGroup, type SystemGroupName } from "./system-groups.ts";
 import type { UserSettings } from "./user-settings.ts";
 import { EmailVisibility } from "./users.ts";
@@ -190,6 +191,15 @@ export function parseRealmSettings(stored: string): Readonly<RealmSettings> {
 const parsedSettings = new Map<string, Readonly<RealmSettings>>();
 
 /** Whether password login is on: Zulip's "Email" authentication method. */
+/**
+ * Whether a user sees every user of the organization. Only guests can be
+ * limited, by can_access_all_users_group; a limited guest knows only the
+ * people they share a channel or a direct-message conversation with.
+ */
+export function canAccessAllUsers(settings: Readonly<RealmSettings>, actor: Actor): boolean {
+  return !isGuest(actor.role) || hasPermission(settings.can_access_all_users_group, REALM_GROUP_SETTING_RULES.can_access_all_users_group, actor);
+}
+
 export function passwordAuthEnabled(settings: Readonly<RealmSettings>): boolean {
   return settings.authentication_methods.Email === true;
 }

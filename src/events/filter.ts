@@ -12,6 +12,8 @@ export interface QueueFilter {
   /** Message content as HTML (true) or as the Markdown source. */
   applyMarkdown: boolean;
   capabilities: Readonly<Record<CapabilityName, boolean>>;
+  /** POST /register's slim_presence: legacy presence events come without `email`. */
+  slimPresence: boolean;
 }
 
 /** Operators an event-queue narrow may use: those that can be decided from one message event. */

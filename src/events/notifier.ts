@@ -25,22 +25,35 @@ export const CAPABILITY_NAMES = [
 export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 
 /**
+ * What a queue was registered with that can decide which form of an event it
+ * gets: a client capability, or POST /register's slim_presence (presence
+ * events without `email`).
+ */
+export type QueueTrait = CapabilityName | "slim_presence";
+
+/**
  * Restricts an event to the queues that have (or lack) a capability: Zulip
  * sends clients that declare one a different event for the same change.
  */
 export interface CapabilityCondition {
-  name: CapabilityName;
+  name: QueueTrait;
   present: boolean;
 }
 
 /** One condition, or several that must all hold (an event that differs by two capabilities). */
 export type CapabilityConditions = CapabilityCondition | readonly CapabilityCondition[];
 
-/** Whether a queue registered with `capabilities` takes an event sent with `condition`. */
-export function meetsCapabilities(capabilities: Readonly<Record<CapabilityName, boolean>>, condition: CapabilityConditions | undefined): boolean {
+/** What a queue was registered with, as far as capability conditions look. */
+export interface QueueTraits {
+  capabilities: Readonly<Record<CapabilityName, boolean>>;
+  slimPresence: boolean;
+}
+
+/** Whether a queue registered with `traits` takes an event sent with `condition`. */
+export function meetsCapabilities(traits: QueueTraits, condition: CapabilityConditions | undefined): boolean {
   if (condition === undefined) return true;
   const all: readonly CapabilityCondition[] = "name" in condition ? [condition] : condition;
-  return all.every((c) => capabilities[c.name] === c.present);
+  return all.every((c) => (c.name === "slim_presence" ? traits.slimPresence : traits.capabilities[c.name]) === c.present);
 }
 
 /**

@@ -251,7 +251,7 @@ export class EventQueues {
       if (!queues) continue;
       for (const queue of queues) {
         if (queue.realmId !== realmId) continue;
-        if (!meetsCapabilities(queue.filter.capabilities, capability)) continue;
+        if (!meetsCapabilities(queue.filter, capability)) continue;
         if (acceptsEvent(queue.filter, event, userId)) this.#push(queue, (serialized ??= SerializedEvent.of(event)));
       }
     }

@@ -19,12 +19,14 @@ import { parseRealmSettings, REALM_GROUP_SETTING_DEFAULTS, REALM_GROUP_SETTING_R
 import { isAdmin, isGuest, isModerator, isOwner } from "../domain/roles.ts";
 import { MAX_AVATAR_FILE_SIZE_MIB, MAX_ICON_FILE_SIZE_MIB } from "../domain/avatar.ts";
 import { MAX_REMINDER_NOTE_LENGTH } from "../domain/scheduled-messages.ts";
+import { OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "../domain/presence.ts";
 import { EMOJISET_CHOICES, legacyEventOf, NOTIFICATION_SOUNDS, parseUserSettings, USER_SETTING_DEFAULTS, USER_SETTING_NAMES } from "../domain/user-settings.ts";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../domain/users.ts";
 import type { CapabilityName } from "../events/notifier.ts";
 import type { Services } from "../services.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 import { alertWordsOf } from "./alert-words.ts";
+import { presenceServerTimestamp, presenceVisibleTo, realmPresence } from "./presence.ts";
 import { listChannelFolders } from "./channel-folders.ts";
 import { realmEmojiDict } from "./realm-emoji.ts";
 import { savedSnippetsOf } from "./saved-snippets.ts";
@@ -56,6 +58,8 @@ export interface StateRequest {
   capabilities: Readonly<Record<CapabilityName, boolean>>;
   includeSubscribers: boolean | "partial";
   slimPresence: boolean;
+  /** presence_history_limit_days: presences of users connected in the last N days (default 14). */
+  presenceHistoryLimitDays?: number | undefined;
 }
 
 /** Typing notification timing clients use (Zulip's defaults). */
@@ -110,9 +114,12 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("user_topic")) state.user_topics = await userTopics(db, user.id, emptyTopicName);
   if (wants("muted_users")) state.muted_users = await mutedUsersOf(db, user.id);
   if (wants("presence")) {
-    state.presences = {};
-    state.server_timestamp = Date.now() / 1000;
-    state.presence_last_update_id = -1;
+    const now = services.now();
+    const visible = await presenceVisibleTo(db, settings, user);
+    const presence = await realmPresence(db, realm.id, settings, { slim: request.slimPresence, historyLimitDays: request.presenceHistoryLimitDays, now, visible });
+    state.presences = presence.presences;
+    state.presence_last_update_id = presence.lastUpdateId;
+    state.server_timestamp = presenceServerTimestamp(now);
   }
   if (wants("realm_user_groups")) {
     state.realm_user_groups = await userGroupObjects(db, realm.id, { includeDeactivated: request.capabilities.include_deactivated_groups });
@@ -251,8 +258,8 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
     jitsi_server_url: settings.jitsi_server_url ?? "https://meet.jit.si",
     server_can_summarize_topics: false,
     server_report_message_types: Object.entries(REPORT_MESSAGE_REASONS).map(([key, name]) => ({ key, name })),
-    server_presence_ping_interval_seconds: 60,
-    server_presence_offline_threshold_seconds: 140,
+    server_presence_ping_interval_seconds: PRESENCE_PING_INTERVAL_SECS,
+    server_presence_offline_threshold_seconds: OFFLINE_THRESHOLD_SECS,
     ...TYPING_TIMINGS,
     server_min_deactivated_realm_deletion_days: 14,
     server_max_deactivated_realm_deletion_days: null,

@@ -1,8 +1,9 @@
 // Reading users, and the one serializer that turns a user row into the API
 // user object (REST replies, register's initial state and events all use it).
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { Config } from "../config.ts";
 import { avatarUrl as avatarUrlFor, type AvatarFields } from "../domain/avatar.ts";
+import { Flag } from "../domain/message-flags.ts";
 import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
 import { seesDeliveryEmail } from "../domain/users.ts";
 import { inChunks, isStorableId, isStorableText } from "../storage/database.ts";
@@ -103,6 +104,11 @@ export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: numb
     .where("realm_id", "=", realmId)
     .where("delivery_email_key", "=", email.trim().toLowerCase())
     .executeTakeFirst();
+}
+
+/** A user by API email (the fake user{id}@… one where real emails are hidden), case-insensitively. */
+export async function getUserByApiEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
+  return db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("email_key", "=", email.trim().toLowerCase()).executeTakeFirst();
 }
 
 /** A user by the address an API client would know: the real one, or the API (possibly fake) one. */
@@ -246,4 +252,38 @@ export async function checkSettingMembers(db: Kysely<Database>, realmId: number,
   }
   const invalid = userIds.find((id) => !valid.has(id));
   if (invalid !== undefined) throw badRequest(`Invalid user ID: ${invalid}`);
+}
+
+/**
+ * The users who share a conversation with `userId`: an active subscription to
+ * a common channel, or a direct message (Zulip's get_accessible_user_ids, what
+ * a guest outside can_access_all_users_group may know of). With `among`, only
+ * those users are looked at.
+ */
+export async function usersSharingAConversation(db: Kysely<Database>, userId: number, among?: readonly number[]): Promise<Set<number>> {
+  const found = new Set<number>();
+  for (const chunk of among === undefined ? [undefined] : inChunks(among)) {
+    if (chunk?.length === 0) continue;
+    let viaChannels = db
+      .selectFrom("subscriptions as mine")
+      .innerJoin("subscriptions as theirs", "theirs.channel_id", "mine.channel_id")
+      .select("theirs.user_id")
+      .distinct()
+      .where("mine.user_id", "=", userId)
+      .where("mine.active", "=", true)
+      .where("theirs.active", "=", true);
+    let viaMessages = db
+      .selectFrom("user_messages as mine")
+      .innerJoin("user_messages as theirs", "theirs.message_id", "mine.message_id")
+      .select("theirs.user_id")
+      .distinct()
+      .where("mine.user_id", "=", userId)
+      .where(sql<boolean>`(mine.flags & ${sql.lit(Flag.IS_PRIVATE)}) <> 0`);
+    if (chunk !== undefined) {
+      viaChannels = viaChannels.where("theirs.user_id", "in", chunk);
+      viaMessages = viaMessages.where("theirs.user_id", "in", chunk);
+    }
+    for (const row of [...(await viaChannels.execute()), ...(await viaMessages.execute())]) found.add(row.user_id);
+  }
+  return found;
 }

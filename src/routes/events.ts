@@ -70,6 +70,7 @@ export const eventsRoutes = [
         applyMarkdown: p.apply_markdown,
         clientGravatar: p.client_gravatar,
         slimPresence: p.slim_presence,
+        presenceHistoryLimitDays: p.presence_history_limit_days,
         includeSubscribers: p.include_subscribers,
         lifespanSecs: p.queue_lifespan_secs,
       };

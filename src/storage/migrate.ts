@@ -17,6 +17,7 @@ import * as m0011 from "./migrations/0011_invitations.ts";
 import * as m0012 from "./migrations/0012_mention_lookup.ts";
 import * as m0013 from "./migrations/0013_dm_hash.ts";
 import * as m0014 from "./migrations/0014_login_failures.ts";
+import * as m0015 from "./migrations/0015_presence.ts";
 import * as m0016 from "./migrations/0016_status_muted_drafts.ts";
 import * as m0017 from "./migrations/0017_avatars.ts";
 import * as m0018 from "./migrations/0018_descriptions_playgrounds.ts";
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0012_mention_lookup": m0012,
   "0013_dm_hash": m0013,
   "0014_login_failures": m0014,
+  "0015_presence": m0015,
   "0016_status_muted_drafts": m0016,
   "0017_avatars": m0017,
   "0018_descriptions_playgrounds": m0018,

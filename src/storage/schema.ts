@@ -380,6 +380,24 @@ export interface PushDeviceTokenTable {
 }
 
 /** Failed password logins for one username in its current window (Zulip's authenticate_by_username). */
+/** One row per user who ever reported presence, updated in place (Zulip's UserPresence). */
+export interface UserPresenceTable {
+  user_id: number;
+  realm_id: number;
+  /** When a client last said the user was connected; NULL: never. */
+  last_connected_time: number | null;
+  /** When a client last said the user was actively using it; NULL: never. */
+  last_active_time: number | null;
+  /** The organization's presence sequence number of the row's last change. */
+  last_update_id: number;
+}
+
+/** The last presence sequence number an organization handed out (Zulip's PresenceSequence). */
+export interface PresenceSequenceTable {
+  realm_id: number;
+  last_update_id: number;
+}
+
 export interface LoginFailureTable {
   key: string;
   window_start: number;
@@ -466,6 +484,8 @@ export interface Database {
   user_statuses: UserStatusTable;
   muted_users: MutedUserTable;
   drafts: DraftTable;
+  user_presence: UserPresenceTable;
+  presence_sequences: PresenceSequenceTable;
 }
 
 /**

@@ -1,0 +1,150 @@
+// The writes of presence reports, batched. Every open client reports once a
+// minute, and each report more than 55 s after the last moves the user's row,
+// so presence is a steady stream of one-row writes (10,000 users: 167 a
+// second). Alone, each would be a commit with its fsync, and each would bump
+// the organization's presence sequence, whose row lock is held until commit:
+// the writers of an organization would queue behind each other's fsyncs.
+//
+// So the reports that arrive together (in one turn of the event loop, or
+// while the previous batch commits) share one transaction: one sequence
+// number for the whole batch, one multi-row INSERT for first reports and one
+// multi-row UPDATE for the others, one commit, and nobody is answered before
+// it. Sharing a number is fine for the last_update_id protocol: the rows are
+// committed together, so a client sees all of them or none. The batch is only
+// a queue of writes waiting for their commit; nothing is kept between
+// batches, and processes sharing a database serialize on the sequence row.
+import { sql, type Kysely } from "kysely";
+import type { PresenceTimes } from "../domain/presence.ts";
+import type { Storage } from "../storage/database.ts";
+import type { Database } from "../storage/schema.ts";
+
+type Db = Kysely<Database>;
+
+export interface PresenceWrite {
+  userId: number;
+  realmId: number;
+  /** The row as read before deciding to write (undefined: no row, insert one). The write happens only if it still holds. */
+  expected: PresenceTimes | undefined;
+  times: PresenceTimes;
+}
+
+/** Bounds the statements' parameters and how long the sequence row stays locked. */
+const MAX_BATCH = 500;
+
+/**
+ * Writes rows in `trx` under one new sequence number; returns the IDs of the
+ * users whose row was written (not those a concurrent writer changed first).
+ * At most one write per user.
+ */
+export async function applyPresenceWrites(trx: Db, realmId: number, writes: readonly PresenceWrite[]): Promise<Set<number>> {
+  const written = new Set<number>();
+  if (writes.length === 0) return written;
+  // The sequence row stays locked until the transaction commits, so numbers become visible in order.
+  const { last_update_id: bumped } = await trx
+    .insertInto("presence_sequences")
+    .values({ realm_id: realmId, last_update_id: 1 })
+    .onConflict((oc) => oc.column("realm_id").doUpdateSet({ last_update_id: sql<number>`presence_sequences.last_update_id + 1` }))
+    .returning("last_update_id")
+    .executeTakeFirstOrThrow();
+  const lastUpdateId = Number(bumped);
+  const inserts = writes.filter((w) => w.expected === undefined);
+  const updates = writes.filter((w) => w.expected !== undefined);
+  if (inserts.length > 0) {
+    const rows = await trx
+      .insertInto("user_presence")
+      .values(
+        inserts.map((w) => ({
+          user_id: w.userId,
+          realm_id: realmId,
+          last_connected_time: w.times.lastConnectedTime,
+          last_active_time: w.times.lastActiveTime,
+          last_update_id: lastUpdateId,
+        })),
+      )
+      // A concurrent request created the row first: theirs stands.
+      .onConflict((oc) => oc.column("user_id").doNothing())
+      .returning("user_id")
+      .execute();
+    for (const row of rows) written.add(row.user_id);
+  }
+  if (updates.length > 0) {
+    // One statement for every row, each guarded by the times read: VALUES
+    // columns are column1… on both dialects; the casts type PostgreSQL's
+    // parameters (and are no-ops on SQLite).
+    const big = (value: number | null) => sql`CAST(${value} AS bigint)`;
+    const values = sql.join(
+      updates.map(
+        (w) => sql`(CAST(${w.userId} AS integer), ${big(w.times.lastConnectedTime)}, ${big(w.times.lastActiveTime)}, ${big(w.expected!.lastConnectedTime)}, ${big(w.expected!.lastActiveTime)})`,
+      ),
+    );
+    const result = await sql<{ user_id: number }>`
+      UPDATE user_presence
+      SET last_connected_time = v.column2, last_active_time = v.column3, last_update_id = ${lastUpdateId}
+      FROM (VALUES ${values}) AS v
+      WHERE user_presence.user_id = v.column1
+        AND user_presence.last_connected_time IS NOT DISTINCT FROM v.column4
+        AND user_presence.last_active_time IS NOT DISTINCT FROM v.column5
+      RETURNING user_presence.user_id`.execute(trx);
+    for (const row of result.rows) written.add(Number(row.user_id));
+  }
+  return written;
+}
+
+interface Job {
+  write: PresenceWrite;
+  resolve(written: boolean): void;
+  reject(error: unknown): void;
+}
+
+interface Writer {
+  waiting: Job[];
+  busy: boolean;
+}
+
+const writers = new WeakMap<Storage, Writer>();
+
+/**
+ * Queues a report's write for the next batch; resolves once that batch has
+ * committed, with whether the row was written.
+ */
+export function writePresence(storage: Storage, write: PresenceWrite): Promise<boolean> {
+  let writer = writers.get(storage);
+  if (!writer) writers.set(storage, (writer = { waiting: [], busy: false }));
+  const queue = writer;
+  return new Promise((resolve, reject) => {
+    queue.waiting.push({ write, resolve, reject });
+    if (!queue.busy) {
+      queue.busy = true;
+      // Let the other reports read in this turn reach their writes first.
+      setImmediate(() => void run(storage, queue));
+    }
+  });
+}
+
+async function run(storage: Storage, writer: Writer): Promise<void> {
+  try {
+    while (writer.waiting.length > 0) await flush(storage, writer.waiting.splice(0, MAX_BATCH));
+  } finally {
+    writer.busy = false;
+  }
+}
+
+async function flush(storage: Storage, jobs: Job[]): Promise<void> {
+  const byRealm = new Map<number, Job[]>();
+  for (const job of jobs) {
+    let list = byRealm.get(job.write.realmId);
+    if (!list) byRealm.set(job.write.realmId, (list = []));
+    list.push(job);
+  }
+  for (const [realmId, list] of byRealm) {
+    // Two reports of one user in one batch (two clients at once): the first is written, the other found it done.
+    const seen = new Set<number>();
+    const first = new Set(list.filter((job) => !seen.has(job.write.userId) && seen.add(job.write.userId)));
+    try {
+      const written = await storage.db.transaction().execute((trx) => applyPresenceWrites(trx, realmId, [...first].map((j) => j.write)));
+      for (const job of list) job.resolve(first.has(job) && written.has(job.write.userId));
+    } catch (error) {
+      for (const job of list) job.reject(error);
+    }
+  }
+}
