@@ -2,11 +2,12 @@
 // as many apps as they like, each on its own database.
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from "fastify";
 import pino from "pino";
 import { maxUploadBytes } from "./domain/uploads.ts";
 import { ApiError } from "./errors.ts";
 import { MethodTable, registerRoutes, type Route } from "./http/route.ts";
+import { errorBody, isMalformedMultipart } from "./http/transport.ts";
 import { avatarRoutes } from "./routes/avatars.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { channelFoldersRoutes } from "./routes/channel-folders.ts";
@@ -65,9 +66,8 @@ function bodyTooLarge(): Error {
   return Object.assign(new Error("Request body is too large"), { statusCode: 413 });
 }
 
-function errorBody(msg: string, code: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { result: "error", msg, code, ...extra };
-}
+/** Requests whose multipart body is being parsed (from preParsing until the fields are on request.body). */
+const parsingMultipart = new WeakSet<FastifyRequest>();
 
 export async function buildApp(services: Services): Promise<FastifyInstance> {
   const { config } = services;
@@ -92,10 +92,17 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     onFile: multipartFileReceiver(services),
     limits: { fieldSize: config.bodyLimitBytes, fileSize: Math.max(config.bodyLimitBytes, maxUploadBytes(config.maxFileUploadSizeMib)) + 1, parts: 1000 },
   });
+  // The multipart parser runs in @fastify/multipart's preValidation hook;
+  // this one, added after it, runs once the fields are on request.body. An
+  // error in between may be the parser's verdict on a malformed body.
+  app.addHook("preValidation", async (request) => {
+    parsingMultipart.delete(request);
+  });
   // Fastify's bodyLimit does not cover multipart bodies: count their bytes as they stream in.
   // The upload endpoint may take a file of the upload limit on top of the body limit.
   app.addHook("preParsing", async (request, _reply, payload) => {
     if (!request.headers["content-type"]?.startsWith("multipart/")) return payload;
+    parsingMultipart.add(request);
     const limit = multipartBodyLimit(config, request);
     const tooLarge = () => fileLimitFor(config, request)?.tooLarge() ?? bodyTooLarge();
     if (Number(request.headers["content-length"] ?? 0) > limit) throw tooLarge();
@@ -149,6 +156,13 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     const status = error.statusCode ?? 500;
     if (status === 413 || error.code === "FST_PARTS_LIMIT" || error.code === "FST_REQ_FILE_TOO_LARGE") {
       return reply.status(413).send(errorBody("Request body is too large", "BAD_REQUEST"));
+    }
+    if (parsingMultipart.has(request) && isMalformedMultipart(error)) {
+      return reply.status(400).send(errorBody(`Malformed multipart body: ${error.message}`, "BAD_REQUEST"));
+    }
+    if (error.code === "FST_INVALID_JSON_FIELD_ERROR") {
+      // @fastify/multipart says 406, which is about the Accept header.
+      return reply.status(400).send(errorBody(`Malformed multipart body: ${error.message}`, "BAD_REQUEST"));
     }
     if (status >= 400 && status < 500) {
       return reply.status(status).send(errorBody(`Malformed request: ${error.message}`, "BAD_REQUEST"));
