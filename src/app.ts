@@ -7,7 +7,7 @@ import pino from "pino";
 import { maxUploadBytes } from "./domain/uploads.ts";
 import { ApiError } from "./errors.ts";
 import { MethodTable, registerRoutes, type Route } from "./http/route.ts";
-import { errorBody, isMalformedMultipart } from "./http/transport.ts";
+import { clientErrorHandler, errorBody, frameworkErrorHandler, isMalformedMultipart } from "./http/transport.ts";
 import { avatarRoutes } from "./routes/avatars.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { channelFoldersRoutes } from "./routes/channel-folders.ts";
@@ -81,6 +81,9 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimitBytes,
     // Zulip clients put JSON in form fields; Fastify must not reject long query strings or odd paths.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Requests refused before any route sees them get Zulip's error JSON too.
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
   });
 
   await app.register(formbody);
@@ -166,6 +169,12 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     }
     if (status >= 400 && status < 500) {
       return reply.status(status).send(errorBody(`Malformed request: ${error.message}`, "BAD_REQUEST"));
+    }
+    if (error.code === "ECONNRESET" && request.raw.destroyed) {
+      // The client broke off its request (or sent a body Node could not parse,
+      // which the clientErrorHandler has answered): no one to answer, nothing wrong here.
+      request.log.info({ err: error }, "request aborted");
+      return reply.status(400).send(errorBody("Request aborted", "BAD_REQUEST"));
     }
     request.log.error({ err: error }, "unhandled error");
     return reply.status(500).send(errorBody("Internal server error", "INTERNAL_SERVER_ERROR"));

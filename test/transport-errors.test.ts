@@ -1,6 +1,7 @@
 // Requests that are wrong before any parameter is read — malformed multipart
-// bodies — answered with Zulip's error JSON like every other error. Raw
-// sockets where fetch would fix up or refuse what is sent.
+// bodies, URLs that do not decode, path segments or headers too long, broken
+// HTTP framing — answered with Zulip's error JSON like every other error.
+// Raw sockets where fetch would fix up or refuse what is sent.
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
@@ -111,5 +112,63 @@ describe("malformed multipart bodies: 400, not 500", () => {
     const member = t.users.member;
     const body = assertSuccess(await t.api(null, "POST", "/fetch_api_key", { username: member.email, password: member.password }, { encoding: "multipart" }));
     assert.equal(body.api_key, member.apiKey);
+  });
+});
+
+describe("URLs and headers Fastify or Node refuse: Zulip error JSON", () => {
+  test("invalid UTF-8 in the path: 400", async () => {
+    for (const path of ["/api/v1/users/%FF%FE", "/avatar/%C3%28", "/api/v1/messages/%E0%80%80", "/api/v1/users/%zz"]) {
+      assertZulipError(await rawRequest(http11("GET", path)), 400);
+    }
+  });
+
+  test("invalid percent-encoding in the query string is taken literally, not a 500", async () => {
+    const response = await rawRequest(http11("GET", "/api/v1/server_settings?x=%zz&y=%FF%FE&%=%"));
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.body.result, "success");
+  });
+
+  test("a path segment longer than 500 characters: 414", async () => {
+    assertZulipError(await rawRequest(http11("GET", `/api/v1/users/${"1".repeat(600)}`)), 414);
+    assertZulipError(await rawRequest(http11("GET", `/join/${"k".repeat(600)}`)), 414);
+  });
+
+  test("headers over Node's limit: 431", async () => {
+    assertZulipError(await rawRequest(http11("GET", "/api/v1/server_settings", { "X-Padding": "p".repeat(20_000) })), 431);
+  });
+
+  test("an unknown HTTP method: 400", async () => {
+    assertZulipError(await rawRequest(http11("FROB", "/api/v1/server_settings")), 400);
+  });
+
+  test("Content-Length that is not a number, or two that disagree: 400", async () => {
+    assertZulipError(await rawRequest(http11("POST", "/api/v1/fetch_api_key", { "Content-Length": "abc" }, "x=1")), 400);
+    assertZulipError(await rawRequest(Buffer.from("POST /api/v1/fetch_api_key HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nx=1"), true), 400);
+  });
+
+  test("a body shorter than its Content-Length: 400", async () => {
+    const response = await rawRequest(http11("POST", "/api/v1/fetch_api_key", { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": "100" }, "username=x"), true);
+    assertZulipError(response, 400);
+  });
+
+  test("bad chunked encoding: 400", async () => {
+    const chunked = { "Content-Type": "application/x-www-form-urlencoded", "Transfer-Encoding": "chunked" };
+    assertZulipError(await rawRequest(http11("POST", "/api/v1/fetch_api_key", chunked, "zz\r\nx=1\r\n0\r\n\r\n")), 400);
+    assertZulipError(await rawRequest(http11("POST", "/api/v1/fetch_api_key", { ...chunked, "Content-Length": "3" }, "0\r\n\r\n")), 400);
+  });
+
+  test("a NUL byte in a header: 400", async () => {
+    assertZulipError(await rawRequest(http11("GET", "/api/v1/server_settings", { "X-Odd": "a\u0000b" })), 400);
+  });
+
+  test("a JSON body that does not parse, or is empty: 400", async () => {
+    for (const body of ["{{{", "", '{"username": "x"']) {
+      const response = await rawRequest(http11("POST", "/api/v1/fetch_api_key", { "Content-Type": "application/json", "Content-Length": String(body.length) }, body));
+      assertZulipError(response, 400);
+    }
+  });
+
+  test("a content type that does not parse: 415", async () => {
+    assertZulipError(await rawRequest(http11("POST", "/api/v1/fetch_api_key", { "Content-Type": ";;;", "Content-Length": "3" }, "x=1")), 415);
   });
 });
