@@ -1,11 +1,12 @@
 // Requests that are wrong before any parameter is read — malformed multipart
 // bodies, URLs that do not decode, path segments or headers too long, broken
-// HTTP framing — answered with Zulip's error JSON like every other error.
+// HTTP framing — answered with Zulip's error JSON like every other error; and
+// the /thumbnail endpoint, which redirects to this server's own uploads only.
 // Raw sockets where fetch would fix up or refuse what is sent.
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
-import { assertSuccess, basicAuth, startTestApp, type TestApp } from "./helpers.ts";
+import { assertSuccess, basicAuth, startTestApp, uniqueName, type TestApp } from "./helpers.ts";
 
 let t: TestApp;
 before(async () => {
@@ -170,5 +171,84 @@ describe("URLs and headers Fastify or Node refuse: Zulip error JSON", () => {
 
   test("a content type that does not parse: 415", async () => {
     assertZulipError(await rawRequest(http11("POST", "/api/v1/fetch_api_key", { "Content-Type": ";;;", "Content-Length": "3" }, "x=1")), 415);
+  });
+});
+
+describe("/thumbnail redirects to this server's uploads only", () => {
+  async function uploadFile(name: string, content: string): Promise<string> {
+    const form = new FormData();
+    form.append("file", new Blob([content], { type: "image/png" }), name);
+    const response = await fetch(`${t.url}/api/v1/user_uploads`, {
+      method: "POST",
+      body: form,
+      headers: { authorization: basicAuth(t.users.member.email, t.users.member.apiKey) },
+    });
+    const body = (await response.json()) as { result: string; url: string };
+    assert.equal(body.result, "success", JSON.stringify(body));
+    return body.url;
+  }
+
+  const thumbnail = (url: string) => fetch(`${t.url}/thumbnail?url=${encodeURIComponent(url)}&size=thumbnail`, { redirect: "manual" });
+
+  test("a foreign URL: 403 Zulip error, no redirect", async () => {
+    for (const url of [
+      "https://evil.example/x",
+      "http://evil.example/user_uploads/1/a/b.png",
+      "//evil.example/user_uploads/1/a.png",
+      "/\\evil.example/x",
+      "https:evil.example",
+      "javascript:alert(1)",
+      "http://parley.test.evil.example/user_uploads/1/a.png",
+      "http://parley.test@evil.example/user_uploads/1/a.png",
+      "user_uploads/1/../../api/v1/users/me",
+      "user_uploads/x/a.png",
+      "",
+    ]) {
+      const response = await thumbnail(url);
+      assert.equal(response.status, 403, url);
+      assert.equal(response.headers.get("location"), null, url);
+      const body = (await response.json()) as Record<string, unknown>;
+      assert.equal(body.result, "error", url);
+      assert.equal(body.code, "BAD_REQUEST", url);
+    }
+    // Without the url parameter: Zulip's missing-argument error.
+    const missing = await fetch(`${t.url}/thumbnail?size=full`, { redirect: "manual" });
+    assert.equal(missing.status, 400);
+    assert.deepEqual(await missing.json(), { result: "error", msg: "Missing 'url' argument", code: "REQUEST_VARIABLE_MISSING", var_name: "url" });
+  });
+
+  test("no header can be injected through the URL", async () => {
+    const response = await thumbnail("user_uploads/1/a\r\nSet-Cookie: x=1");
+    assert.equal(response.headers.get("set-cookie"), null);
+    assert.equal(response.status, 302);
+    assert.equal(response.headers.get("location"), "/user_uploads/1/a%0D%0ASet-Cookie%3A%20x%3D1");
+  });
+
+  test("an own upload: redirected to its file, which downloads with credentials", async () => {
+    const url = await uploadFile("picture.png", "not really a png");
+    for (const form of [url.slice(1), url, `http://parley.test${url}`]) {
+      const response = await thumbnail(form);
+      assert.equal(response.status, 302, form);
+      assert.equal(response.headers.get("location"), url, form);
+    }
+    const file = await fetch(t.url + url, { headers: { authorization: basicAuth(t.users.member.email, t.users.member.apiKey) } });
+    assert.equal(file.status, 200);
+    assert.equal(await file.text(), "not really a png");
+  });
+
+  test("the previews the Markdown renderer writes for an uploaded image still resolve", async () => {
+    const url = await uploadFile("preview.png", "preview bytes");
+    const channel = uniqueName("thumbnails");
+    assertSuccess(await t.api(t.users.member, "POST", "/users/me/subscriptions", { subscriptions: [{ name: channel }] }));
+    const sent = assertSuccess(await t.api(t.users.member, "POST", "/messages", { type: "stream", to: channel, topic: "pics", content: `[preview.png](${url})` }));
+    const message = assertSuccess(await t.api(t.users.member, "GET", `/messages/${sent.id}`)).message;
+    const sources = [...(message.content as string).matchAll(/(?:src|data-src-fullsize)="([^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, "&"));
+    assert.ok(sources.length >= 1, message.content);
+    for (const source of sources) {
+      assert.match(source, /^\/thumbnail\?/, source);
+      const response = await fetch(t.url + source, { redirect: "manual" });
+      assert.equal(response.status, 302, source);
+      assert.equal(response.headers.get("location"), url, source);
+    }
   });
 });
