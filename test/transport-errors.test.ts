@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
-import { assertSuccess, basicAuth, startTestApp, uniqueName, type TestApp } from "./helpers.ts";
+import { assertError, assertSuccess, basicAuth, startTestApp, uniqueName, type TestApp } from "./helpers.ts";
 
 let t: TestApp;
 before(async () => {
@@ -250,5 +250,17 @@ describe("/thumbnail redirects to this server's uploads only", () => {
       assert.equal(response.status, 302, source);
       assert.equal(response.headers.get("location"), url, source);
     }
+  });
+});
+
+describe("POST /messages/render", () => {
+  test("content over the message length limit: 400 before any rendering", async () => {
+    assertError(
+      await t.api(t.users.member, "POST", "/messages/render", { content: "[1,2,3]".repeat(2000) }),
+      400,
+      "BAD_REQUEST",
+      "content is too long (limit: 10000 characters)",
+    );
+    assert.equal(assertSuccess(await t.api(t.users.member, "POST", "/messages/render", { content: "x".repeat(10_000) })).rendered, `<p>${"x".repeat(10_000)}</p>`);
   });
 });
