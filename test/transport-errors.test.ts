@@ -172,6 +172,13 @@ describe("URLs and headers Fastify or Node refuse: Zulip error JSON", () => {
   test("a content type that does not parse: 415", async () => {
     assertZulipError(await rawRequest(http11("POST", "/api/v1/fetch_api_key", { "Content-Type": ";;;", "Content-Length": "3" }, "x=1")), 415);
   });
+
+  test("NUL in the Basic credentials: 401 on either database", async () => {
+    const member = t.users.member;
+    for (const header of [basicAuth(`${member.email}\u0000`, member.apiKey), basicAuth(member.email, `${member.apiKey}\u0000`)]) {
+      assertError(await t.api(null, "GET", "/users/me", {}, { headers: { authorization: header } }), 401, "INVALID_API_KEY");
+    }
+  });
 });
 
 describe("/thumbnail redirects to this server's uploads only", () => {

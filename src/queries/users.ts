@@ -93,7 +93,17 @@ export async function getUserById(db: Kysely<Database>, realmId: number, userId:
   return db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("id", "=", userId).executeTakeFirst();
 }
 
+/**
+ * No address holds a NUL, and PostgreSQL cannot even compare text with one:
+ * such a lookup (an email decoded from an HTTP Basic header, say) finds nobody
+ * without asking the database.
+ */
+function impossibleEmail(email: string): boolean {
+  return email.includes("\0");
+}
+
 export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
+  if (impossibleEmail(email)) return undefined;
   return db
     .selectFrom("users")
     .selectAll()
@@ -106,6 +116,7 @@ export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: numb
 export async function getUserByLoginEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
   // Two indexed lookups rather than one OR, which the planners answer with a
   // scan of the organization's users. The real address is the common case.
+  if (impossibleEmail(email)) return undefined;
   return (
     (await getUserByDeliveryEmail(db, realmId, email)) ??
     (await db
