@@ -66,10 +66,18 @@ function bodyTooLarge(): Error {
   return Object.assign(new Error("Request body is too large"), { statusCode: 413 });
 }
 
+export interface BuildOptions {
+  /**
+   * Told of every route as it is registered (method, URL pattern), API and
+   * others alike: how tests enumerate everything the server answers.
+   */
+  onRoute?: (method: string, url: string) => void;
+}
+
 /** Requests whose multipart body is being parsed (from preParsing until the fields are on request.body). */
 const parsingMultipart = new WeakSet<FastifyRequest>();
 
-export async function buildApp(services: Services): Promise<FastifyInstance> {
+export async function buildApp(services: Services, options: BuildOptions = {}): Promise<FastifyInstance> {
   const { config } = services;
   // Buffered stdout writes: synchronous logging of every request cost more CPU
   // than the request itself. pino flushes the buffer when the process exits.
@@ -85,6 +93,13 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
   });
+
+  const { onRoute } = options;
+  if (onRoute) {
+    app.addHook("onRoute", (route) => {
+      for (const method of [route.method].flat()) onRoute(method, route.url);
+    });
+  }
 
   await app.register(formbody);
   // Form fields become body values as before; file parts go to onFile, which
