@@ -2,11 +2,12 @@
 // as many apps as they like, each on its own database.
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from "fastify";
 import pino from "pino";
 import { maxUploadBytes } from "./domain/uploads.ts";
 import { ApiError } from "./errors.ts";
 import { MethodTable, registerRoutes, type Route } from "./http/route.ts";
+import { clientErrorHandler, errorBody, frameworkErrorHandler, isMalformedMultipart } from "./http/transport.ts";
 import { avatarFileRoutes, avatarRoutes } from "./routes/avatars.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { channelFoldersRoutes } from "./routes/channel-folders.ts";
@@ -78,11 +79,18 @@ function bodyTooLarge(): Error {
   return Object.assign(new Error("Request body is too large"), { statusCode: 413 });
 }
 
-function errorBody(msg: string, code: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { result: "error", msg, code, ...extra };
+export interface BuildOptions {
+  /**
+   * Told of every route as it is registered (method, URL pattern), API and
+   * others alike: how tests enumerate everything the server answers.
+   */
+  onRoute?: (method: string, url: string) => void;
 }
 
-export async function buildApp(services: Services): Promise<FastifyInstance> {
+/** Requests whose multipart body is being parsed (from preParsing until the fields are on request.body). */
+const parsingMultipart = new WeakSet<FastifyRequest>();
+
+export async function buildApp(services: Services, options: BuildOptions = {}): Promise<FastifyInstance> {
   const { config } = services;
   // Buffered stdout writes: synchronous logging of every request cost more CPU
   // than the request itself. pino flushes the buffer when the process exits.
@@ -96,7 +104,17 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // request.ip (per-IP rate limits) is the client's address only behind proxies we were told to believe.
     ...(config.trustedProxies.length > 0 ? { trustProxy: config.trustedProxies } : {}),
+    // Requests refused before any route sees them get Zulip's error JSON too.
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
   });
+
+  const { onRoute } = options;
+  if (onRoute) {
+    app.addHook("onRoute", (route) => {
+      for (const method of [route.method].flat()) onRoute(method, route.url);
+    });
+  }
 
   await app.register(formbody);
   // Form fields become body values as before; file parts go to onFile, which
@@ -107,10 +125,17 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     onFile: multipartFileReceiver(services),
     limits: { fieldSize: config.bodyLimitBytes, fileSize: Math.max(config.bodyLimitBytes, maxUploadBytes(config.maxFileUploadSizeMib)) + 1, parts: 1000 },
   });
+  // The multipart parser runs in @fastify/multipart's preValidation hook;
+  // this one, added after it, runs once the fields are on request.body. An
+  // error in between may be the parser's verdict on a malformed body.
+  app.addHook("preValidation", async (request) => {
+    parsingMultipart.delete(request);
+  });
   // Fastify's bodyLimit does not cover multipart bodies: count their bytes as they stream in.
   // The upload endpoint may take a file of the upload limit on top of the body limit.
   app.addHook("preParsing", async (request, _reply, payload) => {
     if (!request.headers["content-type"]?.startsWith("multipart/")) return payload;
+    parsingMultipart.add(request);
     const limit = multipartBodyLimit(config, request);
     const tooLarge = () => fileLimitFor(config, request)?.tooLarge() ?? bodyTooLarge();
     if (Number(request.headers["content-length"] ?? 0) > limit) throw tooLarge();
@@ -165,8 +190,21 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     if (status === 413 || error.code === "FST_PARTS_LIMIT" || error.code === "FST_REQ_FILE_TOO_LARGE") {
       return reply.status(413).send(errorBody("Request body is too large", "BAD_REQUEST"));
     }
+    if (parsingMultipart.has(request) && isMalformedMultipart(error)) {
+      return reply.status(400).send(errorBody(`Malformed multipart body: ${error.message}`, "BAD_REQUEST"));
+    }
+    if (error.code === "FST_INVALID_JSON_FIELD_ERROR") {
+      // @fastify/multipart says 406, which is about the Accept header.
+      return reply.status(400).send(errorBody(`Malformed multipart body: ${error.message}`, "BAD_REQUEST"));
+    }
     if (status >= 400 && status < 500) {
       return reply.status(status).send(errorBody(`Malformed request: ${error.message}`, "BAD_REQUEST"));
+    }
+    if (error.code === "ECONNRESET" && request.raw.destroyed) {
+      // The client broke off its request (or sent a body Node could not parse,
+      // which the clientErrorHandler has answered): no one to answer, nothing wrong here.
+      request.log.info({ err: error }, "request aborted");
+      return reply.status(400).send(errorBody("Request aborted", "BAD_REQUEST"));
     }
     request.log.error({ err: error }, "unhandled error");
     return reply.status(500).send(errorBody("Internal server error", "INTERNAL_SERVER_ERROR"));

@@ -302,3 +302,42 @@ export function temporaryTokenValid(key: Uint8Array, parsed: { attachmentId: num
 export function invalidToken(): ApiError {
   return badRequest("Invalid token");
 }
+
+/**
+ * Where GET /thumbnail?url=… sends the browser: only ever to one of this
+ * server's uploads. Zulip's endpoint takes `user_uploads/{realm_id}/{path}`
+ * (the form the Markdown renderer writes) and answers anything else with a
+ * 403, having stopped proxying other URLs; here the same path with a leading
+ * slash, or as an absolute URL on the organization's own address, is
+ * accepted too. The answer is a path on this server, each segment
+ * percent-encoded (so nothing in it can end the header or leave the host);
+ * undefined when the URL is not one of ours.
+ */
+export function thumbnailTarget(url: string, externalUrl: string): string | undefined {
+  let path: string;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(url) || url.startsWith("//") || url.startsWith("\\")) {
+    // An absolute URL: on the organization's own address, or nothing.
+    let parsed: URL;
+    let own: URL;
+    try {
+      parsed = new URL(url);
+      own = new URL(externalUrl);
+    } catch {
+      return undefined;
+    }
+    const base = own.pathname.replace(/\/+$/, "");
+    if (parsed.origin !== own.origin || parsed.username !== "" || parsed.password !== "" || !parsed.pathname.startsWith(`${base}/user_uploads/`)) return undefined;
+    try {
+      path = decodeURIComponent(parsed.pathname.slice(base.length + 1));
+    } catch {
+      return undefined;
+    }
+  } else {
+    path = url.replace(/^\/(?!\/)/, "");
+  }
+  const match = /^user_uploads\/([0-9]+)\/(.+)$/s.exec(path);
+  if (!match) return undefined;
+  const segments = match[2]!.split("/");
+  if (segments.some((s) => s === "." || s === ".." || s.includes("\\") || s.includes("\0"))) return undefined;
+  return `/user_uploads/${match[1]}/${segments.map(encodeURIComponent).join("/")}`;
+}

@@ -36,9 +36,10 @@ import {
   pathIdFileName,
   servesInline,
   temporaryTokenValid,
+  thumbnailTarget,
   uploadedFileName,
 } from "../domain/uploads.ts";
-import { ApiError, badRequest } from "../errors.ts";
+import { ApiError, badRequest, missingArgument } from "../errors.ts";
 import { param } from "../http/params.ts";
 import { API_PREFIX, basicCredentials, defineRoute, type MethodTable } from "../http/route.ts";
 import { attachmentById, attachmentByPathId, attachmentsOwnedBy, canAccessAttachment, realmUploadSpaceUsed } from "../queries/attachments.ts";
@@ -334,14 +335,17 @@ export function uploadFileRoutes(app: FastifyInstance, services: Services, metho
   });
 
   // Image previews in rendered messages point at /thumbnail?url=…&size=… (Zulip's
-  // form). Parley makes no thumbnails: it redirects to the image itself, whose
-  // own URL enforces access (uploads) — only uploads and http(s) URLs qualify.
+  // form). Parley makes no thumbnails: it redirects to the upload itself, whose
+  // own URL enforces access. Like Zulip's, the endpoint serves this server's
+  // uploads only: any other URL gets a 403, never a redirect (it would let
+  // anyone make links through this server to anywhere).
   methods.add("/thumbnail", "GET");
-  app.get<{ Querystring: { url?: string } }>("/thumbnail", async (request, reply) => {
-    const url = typeof request.query.url === "string" ? request.query.url : "";
-    if (/^user_uploads\/[^\0]+$/.test(url) && !url.split("/").includes("..")) return reply.redirect(`/${url}`);
-    if (/^https?:\/\//i.test(url)) return reply.redirect(url);
-    return htmlError(reply, 404, NOT_FOUND);
+  app.get<{ Querystring: { url?: unknown } }>("/thumbnail", async (request, reply) => {
+    const url = request.query.url;
+    if (url === undefined) throw missingArgument("url");
+    const target = typeof url === "string" ? thumbnailTarget(url, config.externalUrl) : undefined;
+    if (target === undefined) throw new ApiError(403, "BAD_REQUEST", "Thumbnails are only available for files uploaded to this server");
+    return reply.redirect(target);
   });
 
   // Temporary files of requests that failed or were cut off, and of earlier runs.
