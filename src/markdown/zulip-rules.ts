@@ -28,10 +28,10 @@ import {
   URL_BOUNDARY_RE,
   encodeChannel,
   hashUtilEncode,
-  matchUrlAt,
   rewriteLocalLink,
   sanitizeUrl,
   thumbnailUrl,
+  UrlScanner,
 } from "./links.ts";
 import { parseTime } from "./time.ts";
 import type { MarkdownContext } from "./types.ts";
@@ -120,6 +120,28 @@ function precededBy(state: StateInline, re: RegExp): boolean {
   return pos === 0 || re.test(state.src[pos - 1]!);
 }
 
+// Rules are tried at every position of a text. Those that look ahead keep
+// what they found per inline parse (one StateInline, shared by the nested
+// tokenizing of link text and ~~del~~), so that no position makes them
+// rescan the rest of the text: rendering stays linear in the input.
+interface InlineScans {
+  urls?: UrlScanner;
+  backticks?: BacktickRuns;
+  /** The first ">" at or after gtFrom (-1: not looked yet) is at gtAt (-1: none). */
+  gtFrom: number;
+  gtAt: number;
+}
+const inlineScans = new WeakMap<StateInline, InlineScans>();
+
+function scansOf(state: StateInline): InlineScans {
+  let scans = inlineScans.get(state);
+  if (!scans) {
+    scans = { gtFrom: -1, gtAt: -1 };
+    inlineScans.set(state, scans);
+  }
+  return scans;
+}
+
 // KaTeX is loaded on the first TeX in a message (it costs ~90 ms to import).
 const requireCjs = createRequire(import.meta.url);
 let katex: typeof KaTeX | null = null;
@@ -190,17 +212,109 @@ function ruleNewline(state: StateInline, silent: boolean): boolean {
 
 // ---------------------------------------------------------------- inline: code spans
 
-// Python-Markdown's backtick pattern: single line, content kept verbatim.
-const BACKTICK_RE = /(`+)(.+?)(?<!`)\1(?!`)/y;
+// Python-Markdown's backtick pattern, single line, content kept verbatim:
+//   (`+)(.+?)(?<!`)\1(?!`)
+// An opening run of r backticks is closed by the first later run of exactly r
+// on the same line; failing that (the regex backtracks) the opening run counts
+// as shorter, k < r, its other backticks then start the content: the largest k
+// with a run of exactly k later on the line wins, at its first such run.
+// BacktickRuns indexes the runs of each line once so that each opening run
+// costs at most its own length in lookups, not a scan of the rest of the line.
+
+/** `.` in a JavaScript regex stops at these. */
+function isLineTerminator(c: number): boolean {
+  return c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029;
+}
+
+interface LineRuns {
+  start: number;
+  end: number;
+  /** Distinct run lengths on the line, ascending. */
+  lengths: number[];
+  /** Run length -> starts of the runs of that length, ascending. */
+  starts: Map<number, number[]>;
+}
+
+class BacktickRuns {
+  private readonly lines: LineRuns[] = [];
+
+  constructor(src: string) {
+    let line: LineRuns | null = null;
+    let lineStart = 0;
+    for (let i = 0; i < src.length; i++) {
+      const c = src.charCodeAt(i);
+      if (isLineTerminator(c)) {
+        if (line) line.end = i;
+        line = null;
+        lineStart = i + 1;
+        continue;
+      }
+      if (c !== 0x60) continue;
+      const runStart = i;
+      while (src.charCodeAt(i + 1) === 0x60) i++;
+      const length = i - runStart + 1;
+      if (!line) {
+        line = { start: lineStart, end: src.length, lengths: [], starts: new Map() };
+        this.lines.push(line);
+      }
+      const starts = line.starts.get(length);
+      if (starts) starts.push(runStart);
+      else line.starts.set(length, [runStart]);
+    }
+    for (const l of this.lines) l.lengths = [...l.starts.keys()].sort((a, b) => a - b);
+  }
+
+  /** The code span the pattern matches at `pos` (a backtick), or null. */
+  match(src: string, pos: number): { open: number; close: number } | null {
+    let q = pos;
+    while (src.charCodeAt(q) === 0x60) q++;
+    const line = this.lineAt(pos);
+    const lengths = line.lengths;
+    for (let i = lastAtMost(lengths, q - pos); i >= 0; i--) {
+      const starts = line.starts.get(lengths[i]!)!;
+      const j = firstAbove(starts, q);
+      if (j < starts.length) return { open: lengths[i]!, close: starts[j]! };
+    }
+    return null;
+  }
+
+  private lineAt(pos: number): LineRuns {
+    let lo = 0;
+    let hi = this.lines.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.lines[mid]!.start <= pos) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.lines[lo]!;
+  }
+}
+
+/** Index of the last element <= x in an ascending array, or -1. */
+function lastAtMost(sorted: number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+/** Index of the first element > x in an ascending array (length if none). */
+function firstAbove(sorted: number[], x: number): number {
+  return lastAtMost(sorted, x) + 1;
+}
 
 function ruleBackticks(state: StateInline, silent: boolean): boolean {
   const pos = state.pos;
   const src = state.src;
   if (src.charCodeAt(pos) !== 0x60) return false;
   if (pos > 0 && src.charCodeAt(pos - 1) === 0x5c) return false;
-  BACKTICK_RE.lastIndex = pos;
-  const m = BACKTICK_RE.exec(src);
-  if (!m || pos + m[0].length > state.posMax) {
+  const scans = scansOf(state);
+  const m = (scans.backticks ??= new BacktickRuns(src)).match(src, pos);
+  if (!m || m.close + m.open > state.posMax) {
     let end = pos;
     while (end < state.posMax && src.charCodeAt(end) === 0x60) end++;
     if (!silent) pushPlain(state, src.slice(pos, end));
@@ -209,9 +323,9 @@ function ruleBackticks(state: StateInline, silent: boolean): boolean {
   }
   if (!silent) {
     const token = state.push("code_inline", "code", 0);
-    token.content = m[2]!;
+    token.content = src.slice(pos + m.open, m.close);
   }
-  state.pos = pos + m[0].length;
+  state.pos = m.close + m.open;
   return true;
 }
 
@@ -345,15 +459,21 @@ function ruleTex(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
-const TIME_RE = /<time:([^>]*?)>/y;
-
+// <time:…> ends at the first ">" after it (Zulip: <time:([^>]*?)>).
 function ruleTime(state: StateInline, silent: boolean): boolean {
-  if (state.src.charCodeAt(state.pos) !== 0x3c) return false;
-  TIME_RE.lastIndex = state.pos;
-  const m = TIME_RE.exec(state.src);
-  if (!m || state.pos + m[0].length > state.posMax) return false;
+  const src = state.src;
+  const pos = state.pos;
+  if (src.charCodeAt(pos) !== 0x3c || !src.startsWith("<time:", pos)) return false;
+  const scans = scansOf(state);
+  const from = pos + 6;
+  if (scans.gtFrom === -1 || from < scans.gtFrom || (scans.gtAt !== -1 && from > scans.gtAt)) {
+    scans.gtFrom = from;
+    scans.gtAt = src.indexOf(">", from);
+  }
+  const close = scans.gtAt;
+  if (close === -1 || close + 1 > state.posMax) return false;
   if (!silent) {
-    const text = m[1]!;
+    const text = src.slice(from, close);
     const iso = parseTime(text);
     pushHtml(
       state,
@@ -362,7 +482,7 @@ function ruleTime(state: StateInline, silent: boolean): boolean {
         : `<time datetime="${iso}">${escapeText(text)}</time>`,
     );
   }
-  state.pos += m[0].length;
+  state.pos = close + 1;
   return true;
 }
 
@@ -442,7 +562,8 @@ function ruleAutolink(state: StateInline, silent: boolean): boolean {
   if (c < 0x2d || (c > 0x39 && c < 0x41) || (c > 0x5a && c < 0x5f) || c === 0x60 || (c > 0x7a && c < 0x80)) {
     return false;
   }
-  const m = matchUrlAt(src, pos);
+  const scans = scansOf(state);
+  const m = (scans.urls ??= new UrlScanner(src)).matchAt(pos);
   if (!m || m.end > state.posMax) return false;
   const sanitized = sanitizeUrl(m.url);
   if (sanitized === null) return false;
