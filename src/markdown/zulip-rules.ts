@@ -766,11 +766,29 @@ interface FenceInfo {
 function fenceAt(state: StateBlock, line: number): FenceInfo | null {
   if (state.sCount[line]! - state.blkIndent >= 4 || state.sCount[line]! < state.blkIndent) return null;
   const start = state.bMarks[line]! + state.tShift[line]!;
-  const c = state.src.charCodeAt(start);
-  if (c !== 0x60 && c !== 0x7e) return null;
-  const m = FENCE_RE.exec(state.src.slice(start, state.eMarks[line]));
+  const end = state.eMarks[line]!;
+  if (!isFenceCandidate(state.src, start, end)) return null;
+  const m = FENCE_RE.exec(state.src.slice(start, end));
   if (!m) return null;
   return { fence: m[1]!, lang: m[2] ? m[2].toLowerCase() : null, header: m[3] ?? null };
+}
+
+/**
+ * Whether src[start, end) may match Zulip's fence expression: three or more
+ * ` or ~, then nothing that is ` or ~. Checked first because the expression
+ * backtracks quadratically over a long line with a stray ` or ~ at its end.
+ */
+export function isFenceCandidate(src: string, start: number, end: number): boolean {
+  const fence = src.charCodeAt(start);
+  if (fence !== 0x60 && fence !== 0x7e) return false;
+  let i = start;
+  while (i < end && src.charCodeAt(i) === fence) i++;
+  if (i - start < 3) return false;
+  for (; i < end; i++) {
+    const c = src.charCodeAt(i);
+    if (c === 0x60 || c === 0x7e) return false;
+  }
+  return true;
 }
 
 function closesFence(state: StateBlock, line: number, fence: string): boolean {
@@ -782,22 +800,52 @@ function closesFence(state: StateBlock, line: number, fence: string): boolean {
 const isContainer = (lang: string | null): boolean =>
   lang === "quote" || lang === "quoted" || lang === "spoiler";
 
+// Where each fence ends, per block state: the scan for a quote or spoiler
+// fence passes over the fences nested in it and records where they end, so
+// that parsing them later does not scan the same lines again (nested quotes
+// would otherwise cost lines × depth).
+interface FenceEnd {
+  blkIndent: number;
+  line: number;
+  /** The scan reached its endLine with the fence still open. */
+  ranOut: boolean;
+}
+const fenceEnds = new WeakMap<StateBlock, Map<number, FenceEnd>>();
+
 /** The line that closes the fence opened at `startLine` (or endLine if none). */
 function findFenceEnd(state: StateBlock, startLine: number, endLine: number, info: FenceInfo): number {
-  const stack: FenceInfo[] = [info];
+  let memo = fenceEnds.get(state);
+  if (!memo) {
+    memo = new Map();
+    fenceEnds.set(state, memo);
+  }
+  const known = memo.get(startLine);
+  if (known && known.blkIndent === state.blkIndent) {
+    if (known.line < endLine) return known.line;
+    if (!known.ranOut || endLine === known.line) return endLine;
+  }
+  const stack: { line: number; info: FenceInfo }[] = [{ line: startLine, info }];
+  const record = (at: number, ranOut: boolean): void => {
+    for (const open of stack) memo.set(open.line, { blkIndent: state.blkIndent, line: at, ranOut });
+  };
   for (let line = startLine + 1; line < endLine; line++) {
-    if (!state.isEmpty(line) && state.sCount[line]! < state.blkIndent) return line;
+    if (!state.isEmpty(line) && state.sCount[line]! < state.blkIndent) {
+      record(line, false);
+      return line;
+    }
     const top = stack[stack.length - 1]!;
-    if (closesFence(state, line, top.fence)) {
+    if (closesFence(state, line, top.info.fence)) {
+      memo.set(top.line, { blkIndent: state.blkIndent, line, ranOut: false });
       stack.pop();
       if (stack.length === 0) return line;
       continue;
     }
-    if (isContainer(top.lang)) {
+    if (isContainer(top.info.lang)) {
       const nested = fenceAt(state, line);
-      if (nested) stack.push(nested);
+      if (nested) stack.push({ line, info: nested });
     }
   }
+  record(endLine, true);
   return endLine;
 }
 
@@ -808,10 +856,6 @@ function ruleFence(state: StateBlock, startLine: number, endLine: number, silent
   const end = findFenceEnd(state, startLine, endLine, info);
   const closed = end < endLine && closesFence(state, end, info.fence);
   state.line = closed ? end + 1 : end;
-  const lines = state
-    .getLines(startLine + 1, end, state.sCount[startLine]!, false)
-    .split("\n")
-    .map((l) => l.trimEnd());
   if (end === startLine + 1) return true; // a fence with no lines renders nothing
 
   const lang = info.lang;
@@ -845,6 +889,10 @@ function ruleFence(state: StateBlock, startLine: number, endLine: number, silent
     return true;
   }
 
+  const lines = state
+    .getLines(startLine + 1, end, state.sCount[startLine]!, false)
+    .split("\n")
+    .map((l) => l.trimEnd());
   const token = state.push(lang === "math" ? "zulip_math" : "zulip_code", "code", 0);
   token.info = lang ?? "";
   token.content = lines.join("\n");
