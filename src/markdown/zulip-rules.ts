@@ -607,16 +607,16 @@ function ruleEmphasis(state: StateInline, silent: boolean): boolean {
 // Zulip's emphasis never spans lines: unpair delimiters around a line break.
 function emphasisSingleLine(state: StateInline): boolean {
   if (!state.src.includes("\n")) return false;
+  // breaksBefore[i]: line breaks among tokens[0, i), so that each pair is
+  // checked in constant time (nested pairs would otherwise rescan their tokens).
+  const tokens = state.tokens;
+  const breaksBefore = new Int32Array(tokens.length + 1);
+  for (let i = 0; i < tokens.length; i++) breaksBefore[i + 1] = breaksBefore[i]! + (tokens[i]!.type === "softbreak" ? 1 : 0);
   const unpair = (delimiters: StateInline["delimiters"]): void => {
     for (const d of delimiters) {
       if (d.marker !== 0x2a || d.end === -1) continue;
       const closer = delimiters[d.end]!;
-      for (let i = d.token + 1; i < closer.token; i++) {
-        if (state.tokens[i]!.type === "softbreak") {
-          d.end = -1;
-          break;
-        }
-      }
+      if (closer.token > d.token + 1 && breaksBefore[closer.token]! > breaksBefore[d.token + 1]!) d.end = -1;
     }
   };
   unpair(state.delimiters);
@@ -627,6 +627,8 @@ function emphasisSingleLine(state: StateInline): boolean {
 // `***x***` is <strong><em>x</em></strong> in Zulip (CommonMark nests the other way).
 function strongOutsideEm(state: StateInline): boolean {
   const tokens = state.tokens;
+  // The strong_close matching each strong_open, found once with a stack.
+  let closeOf: Map<number, number> | null = null;
   const nextReal = (k: number): number => {
     while (k < tokens.length && tokens[k]!.type === "text" && tokens[k]!.content === "") k++;
     return k;
@@ -635,18 +637,21 @@ function strongOutsideEm(state: StateInline): boolean {
     if (tokens[i]!.type !== "em_open") continue;
     const s = nextReal(i + 1);
     if (tokens[s]?.type !== "strong_open") continue;
-    let depth = 0;
-    for (let j = s; j < tokens.length; j++) {
-      const t = tokens[j]!;
-      if (t.type === "strong_open") depth++;
-      else if (t.type === "strong_close" && --depth === 0) {
-        const e = nextReal(j + 1);
-        if (tokens[e]?.type === "em_close") {
-          [tokens[i], tokens[s]] = [tokens[s]!, tokens[i]!];
-          [tokens[j], tokens[e]] = [tokens[e]!, tokens[j]!];
-        }
-        break;
+    if (!closeOf) {
+      closeOf = new Map();
+      const open: number[] = [];
+      for (let k = 0; k < tokens.length; k++) {
+        const type = tokens[k]!.type;
+        if (type === "strong_open") open.push(k);
+        else if (type === "strong_close" && open.length > 0) closeOf.set(open.pop()!, k);
       }
+    }
+    const j = closeOf.get(s);
+    if (j === undefined) continue;
+    const e = nextReal(j + 1);
+    if (tokens[e]?.type === "em_close") {
+      [tokens[i], tokens[s]] = [tokens[s]!, tokens[i]!];
+      [tokens[j], tokens[e]] = [tokens[e]!, tokens[j]!];
     }
   }
   return false;
@@ -1095,6 +1100,7 @@ function corePostprocess(state: StateCore): void {
 
   // Uploaded files: /user_uploads/<path_id> on this realm.
   const seen = new Set<string>();
+  const uploads = new Set(z.uploadPathIds);
   for (const link of links) {
     if (seen.has(link.href)) continue;
     seen.add(link.href);
@@ -1105,7 +1111,10 @@ function corePostprocess(state: StateCore): void {
     const path = urlPath(href);
     if (host === "" && !href.startsWith("/")) continue;
     const pathId = path.slice("/user_uploads/".length);
-    if (path.startsWith("/user_uploads/") && pathId && !z.uploadPathIds.includes(pathId)) z.uploadPathIds.push(pathId);
+    if (path.startsWith("/user_uploads/") && pathId && !uploads.has(pathId)) {
+      uploads.add(pathId);
+      z.uploadPathIds.push(pathId);
+    }
   }
 
   if (z.ctx.inlineImagePreview === false) return;
