@@ -83,6 +83,7 @@ export class UrlScanner {
   // The trailing punctuation of that chunk starts here: a URL may end at any
   // position in [chunkPunct, chunkEnd] and nowhere else.
   private chunkPunct = -1;
+  private pathWalks = 0;
   private pathEnds: Int32Array | null = null;
   private groupEnds: Map<number, number> | null = null;
 
@@ -219,12 +220,14 @@ export class UrlScanner {
    */
   private pathEnd(start: number): number | null {
     const src = this.src;
-    const ends = (this.pathEnds ??= new Int32Array(src.length + 1).fill(UNKNOWN));
+    // The first walk is not recorded: a text usually has one path, and a
+    // later walk over the same positions is recorded for the ones after it.
+    const ends = this.pathWalks++ === 0 ? null : (this.pathEnds ??= new Int32Array(src.length + 1).fill(UNKNOWN));
     const walked: number[] = [];
     let i = start;
     let result: number;
     for (;;) {
-      const known = ends[i]!;
+      const known = ends ? ends[i]! : UNKNOWN;
       if (known !== UNKNOWN) {
         result = known;
         break;
@@ -233,7 +236,7 @@ export class UrlScanner {
         result = i;
         break;
       }
-      walked.push(i);
+      if (ends) walked.push(i);
       const c = src.charCodeAt(i);
       if (i >= src.length || isSpace(c) || c === 0x22 || c === 0x29) {
         result = FAILED;
@@ -251,7 +254,7 @@ export class UrlScanner {
       }
     }
     // Every position walked over continues the same walk: same answer.
-    for (const w of walked) ends[w] = result;
+    if (ends) for (const w of walked) ends[w] = result;
     return result === FAILED ? null : result;
   }
 

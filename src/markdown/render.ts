@@ -130,6 +130,7 @@ export function renderMarkdown(content: string, ctx: MarkdownContext): RenderedM
     uploadPathIds: [],
     linkDepth: 0,
     orderedListStarts: new Map(),
+    scans: null,
   };
   const source = preprocess(content, zulip.orderedListStarts);
   const html = content.trim() === "" ? "" : md.render(source, { zulip }).trim();

@@ -52,6 +52,8 @@ export interface ZulipEnv {
   linkDepth: number;
   /** Source line of an ordered list item -> the number it was written with. */
   orderedListStarts: Map<number, number>;
+  /** What the inline rules learnt about the text being parsed (see scansOf). */
+  scans: InlineScans | null;
 }
 
 function zenv(env: unknown): ZulipEnv | undefined {
@@ -121,24 +123,26 @@ function precededBy(state: StateInline, re: RegExp): boolean {
 }
 
 // Rules are tried at every position of a text. Those that look ahead keep
-// what they found per inline parse (one StateInline, shared by the nested
-// tokenizing of link text and ~~del~~), so that no position makes them
-// rescan the rest of the text: rendering stays linear in the input.
+// what they found for the text being parsed (link text and ~~del~~ are
+// tokenized again within the same text), so that no position makes them
+// rescan the rest of it: rendering stays linear in the input.
 interface InlineScans {
+  src: string;
   urls?: UrlScanner;
   backticks?: BacktickRuns;
+  /** Backticks the quick code-span search may still look at before the index is built. */
+  backtickBudget: number;
   /** The first ">" at or after gtFrom (-1: not looked yet) is at gtAt (-1: none). */
   gtFrom: number;
   gtAt: number;
 }
-const inlineScans = new WeakMap<StateInline, InlineScans>();
 
 function scansOf(state: StateInline): InlineScans {
-  let scans = inlineScans.get(state);
-  if (!scans) {
-    scans = { gtFrom: -1, gtAt: -1 };
-    inlineScans.set(state, scans);
-  }
+  const z = zenv(state.env);
+  const known = z?.scans;
+  if (known && known.src === state.src) return known;
+  const scans: InlineScans = { src: state.src, backtickBudget: state.src.length, gtFrom: -1, gtAt: -1 };
+  if (z) z.scans = scans;
   return scans;
 }
 
@@ -307,13 +311,38 @@ function firstAbove(sorted: number[], x: number): number {
   return lastAtMost(sorted, x) + 1;
 }
 
+/**
+ * The code span at `pos` (a backtick): its opening run length and where the
+ * closing run starts, or null. Usually the next run of as many backticks on
+ * the line closes it, and a plain search finds it; once such searches have
+ * looked at as many characters as the text has, the line index takes over.
+ */
+function codeSpanAt(scans: InlineScans, src: string, pos: number): { open: number; close: number } | null {
+  let q = pos;
+  while (src.charCodeAt(q) === 0x60) q++;
+  if (!scans.backticks && scans.backtickBudget > 0) {
+    const r = q - pos;
+    let i = q;
+    for (; i < src.length && !isLineTerminator(src.charCodeAt(i)); i++) {
+      if (src.charCodeAt(i) !== 0x60) continue;
+      const run = i;
+      while (src.charCodeAt(i + 1) === 0x60) i++;
+      if (i + 1 - run === r) {
+        scans.backtickBudget -= i - q;
+        return { open: r, close: run };
+      }
+    }
+    scans.backtickBudget -= i - q;
+  }
+  return (scans.backticks ??= new BacktickRuns(src)).match(src, pos);
+}
+
 function ruleBackticks(state: StateInline, silent: boolean): boolean {
   const pos = state.pos;
   const src = state.src;
   if (src.charCodeAt(pos) !== 0x60) return false;
   if (pos > 0 && src.charCodeAt(pos - 1) === 0x5c) return false;
-  const scans = scansOf(state);
-  const m = (scans.backticks ??= new BacktickRuns(src)).match(src, pos);
+  const m = codeSpanAt(scansOf(state), src, pos);
   if (!m || m.close + m.open > state.posMax) {
     let end = pos;
     while (end < state.posMax && src.charCodeAt(end) === 0x60) end++;
