@@ -135,13 +135,15 @@ interface InlineScans {
   /** The first ">" at or after gtFrom (-1: not looked yet) is at gtAt (-1: none). */
   gtFrom: number;
   gtAt: number;
+  /** Index of the last "](" (-1: none, -2: not looked yet). */
+  lastLinkClose: number;
 }
 
 function scansOf(state: StateInline): InlineScans {
   const z = zenv(state.env);
   const known = z?.scans;
   if (known && known.src === state.src) return known;
-  const scans: InlineScans = { src: state.src, backtickBudget: state.src.length, gtFrom: -1, gtAt: -1 };
+  const scans: InlineScans = { src: state.src, backtickBudget: state.src.length, gtFrom: -1, gtAt: -1, lastLinkClose: -2 };
   if (z) z.scans = scans;
   return scans;
 }
@@ -524,6 +526,11 @@ function ruleLink(state: StateInline, silent: boolean): boolean {
   const start = state.pos;
   if (src.charCodeAt(start) !== 0x5b || inLinkText(state)) return false;
   if (start > 0 && src.charCodeAt(start - 1) === 0x21) return false; // no images: `![x](y)` stays text
+  // A link needs a "](" after its "[". Without one, skip markdown-it's label
+  // search: from every "[" it walks nested "[" up to 100 deep.
+  const scans = scansOf(state);
+  if (scans.lastLinkClose === -2) scans.lastLinkClose = src.lastIndexOf("](");
+  if (scans.lastLinkClose <= start) return false;
   const z = zenv(state.env);
   const max = state.posMax;
   const labelEnd = state.md.helpers.parseLinkLabel(state, start, true);
