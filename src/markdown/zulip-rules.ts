@@ -660,18 +660,20 @@ function emphasisSingleLine(state: StateInline): boolean {
   return false;
 }
 
+/** The first token from k on that is not an empty text (left by emphasis delimiters). */
+function nextReal(tokens: Token[], k: number): number {
+  while (k < tokens.length && tokens[k]!.type === "text" && tokens[k]!.content === "") k++;
+  return k;
+}
+
 // `***x***` is <strong><em>x</em></strong> in Zulip (CommonMark nests the other way).
 function strongOutsideEm(state: StateInline): boolean {
   const tokens = state.tokens;
   // The strong_close matching each strong_open, found once with a stack.
   let closeOf: Map<number, number> | null = null;
-  const nextReal = (k: number): number => {
-    while (k < tokens.length && tokens[k]!.type === "text" && tokens[k]!.content === "") k++;
-    return k;
-  };
   for (let i = 0; i < tokens.length; i++) {
     if (tokens[i]!.type !== "em_open") continue;
-    const s = nextReal(i + 1);
+    const s = nextReal(tokens, i + 1);
     if (tokens[s]?.type !== "strong_open") continue;
     if (!closeOf) {
       closeOf = new Map();
@@ -684,7 +686,7 @@ function strongOutsideEm(state: StateInline): boolean {
     }
     const j = closeOf.get(s);
     if (j === undefined) continue;
-    const e = nextReal(j + 1);
+    const e = nextReal(tokens, j + 1);
     if (tokens[e]?.type === "em_close") {
       [tokens[i], tokens[s]] = [tokens[s]!, tokens[i]!];
       [tokens[j], tokens[e]] = [tokens[e]!, tokens[j]!];
@@ -975,17 +977,20 @@ function ruleParagraph(state: StateBlock, startLine: number, endLine: number): b
   return true;
 }
 
+function lineText(state: StateBlock, line: number): string {
+  return state.src.slice(state.bMarks[line]! + state.tShift[line]!, state.eMarks[line]);
+}
+
 // Lines holding only ">" are not a quote in Zulip: they stay text, unless
 // lines of text follow directly (those are then quoted).
 function ruleEmptyQuote(state: StateBlock, startLine: number, endLine: number, silent: boolean): boolean {
   if (silent || state.sCount[startLine]! - state.blkIndent >= 4) return false;
-  const lineText = (line: number): string =>
-    state.src.slice(state.bMarks[line]! + state.tShift[line]!, state.eMarks[line]);
+  if (state.src.charCodeAt(state.bMarks[startLine]! + state.tShift[startLine]!) !== 0x3e) return false;
   let line = startLine;
-  while (line < endLine && !state.isEmpty(line) && /^>\s*$/.test(lineText(line))) line++;
+  while (line < endLine && !state.isEmpty(line) && /^>\s*$/.test(lineText(state, line))) line++;
   if (line === startLine) return false;
   if (line < endLine && !state.isEmpty(line)) {
-    if (lineText(line).startsWith(">") || state.sCount[line]! < state.blkIndent) return false;
+    if (lineText(state, line).startsWith(">") || state.sCount[line]! < state.blkIndent) return false;
     let end = line;
     while (end < endLine && !state.isEmpty(end)) end++;
     state.push("blockquote_open", "blockquote", 1).map = [startLine, end];
