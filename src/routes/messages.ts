@@ -3,7 +3,8 @@ import { sendMessage } from "../actions/messages.ts";
 import { alertWordsOf } from "../queries/alert-words.ts";
 import { updateUserTopic } from "../actions/user-topics.ts";
 import { actorFor } from "../actions/actor.ts";
-import { clientName, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, topicOrSubject } from "../domain/messages.ts";
+import { checkRenderContent, clientName, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, topicOrSubject } from "../domain/messages.ts";
+import { MAX_MESSAGE_LENGTH } from "../domain/limits.ts";
 import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
@@ -160,6 +161,7 @@ export const messageRoutes = [
     auth: "api",
     params: { content: param.string().required() },
     handler: async (request, p) => {
+      checkRenderContent(p.content, MAX_MESSAGE_LENGTH);
       const context = await markdownContextFor(request.services.storage.db, request.services.config, request.realm.id, p.content);
       return { rendered: renderMarkdown(p.content, context).html };
     },
