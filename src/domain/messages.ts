@@ -39,11 +39,40 @@ export function dmKeyUserIds(key: string): number[] {
   return key.split(",").map(Number);
 }
 
+/**
+ * Whether text has more than `max` code points: Zulip's len(text) > max. Most
+ * texts are decided by their UTF-16 length alone, without counting.
+ */
+export function longerThan(text: string, max: number): boolean {
+  if (text.length <= max) return false; // UTF-16 units >= code points
+  if (text.length > 2 * max) return true; // a code point is at most 2 units
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    if (++count > max) return true;
+  }
+  return false;
+}
+
 /** Cuts text to `max` code points, ending with `suffix` when cut (Zulip's truncate_content). */
 export function truncate(text: string, max: number, suffix: string): string {
-  const chars = [...text];
-  if (chars.length <= max) return text;
-  return chars.slice(0, max - [...suffix].length).join("") + suffix;
+  if (!longerThan(text, max)) return text;
+  return [...text].slice(0, max - [...suffix].length).join("") + suffix;
+}
+
+/**
+ * POST /messages/render takes content of up to max_message_length code
+ * points. Zulip declares the parameter with
+ * StringConstraints(max_length=settings.MAX_MESSAGE_LENGTH): longer content
+ * is refused, not cut as a send cuts it, so a preview never costs more
+ * rendering than a message can.
+ */
+export function checkRenderContent(content: string, maxLength: number): void {
+  if (longerThan(content, maxLength)) throw badRequest(`content is too long (limit: ${maxLength} characters)`);
 }
 
 /** Message content as stored: trailing whitespace dropped, too-long content cut as Zulip does. */

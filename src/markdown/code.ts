@@ -166,12 +166,22 @@ function pygmentsSpans(html: string, escapeQuotes: boolean): string {
 // without one (Python-Markdown's CodeHilite header; the line is kept).
 const SHEBANG_RE = /^(?:(?:::+)|#!)((?:\/\w+)*[/ ])?([\w#.+-]*)/;
 
+// Leading and trailing newlines dropped. (/\n+$/ retries from every newline
+// of a long run inside the code: quadratic.)
+function trimNewlines(code: string): string {
+  let start = 0;
+  let end = code.length;
+  while (start < end && code.charCodeAt(start) === 0x0a) start++;
+  while (end > start && code.charCodeAt(end - 1) === 0x0a) end--;
+  return start === 0 && end === code.length ? code : code.slice(start, end);
+}
+
 /**
  * Render a code block. `lang` is the lowercased word after the fence, or
  * null. Returns the `<div class="codehilite">…</div>` HTML (no trailing newline).
  */
 export function renderCodeBlock(code: string, lang: string | null): string {
-  const text = code.replace(/^\n+|\n+$/g, "");
+  const text = trimNewlines(code);
   let highlightLang = lang;
   if (!lang) {
     const m = SHEBANG_RE.exec(text);

@@ -6,7 +6,7 @@
 import MarkdownIt from "markdown-it";
 import type { MarkdownContext, RenderedMessage } from "./types.ts";
 import { topicLinks as topicLinksImpl } from "./links.ts";
-import { zulipPlugin, type ZulipEnv } from "./zulip-rules.ts";
+import { isFenceCandidate, zulipPlugin, type ZulipEnv } from "./zulip-rules.ts";
 
 export type { MarkdownContext, MentionUser, RenderedMessage } from "./types.ts";
 
@@ -60,7 +60,8 @@ function preprocess(content: string, orderedListStarts: Map<number, number>): st
     if (hasTab) raw = expandTabs(raw);
     let line = /^[ ]*$/.test(raw) ? "" : raw;
 
-    const fm = FENCE_LINE_RE.exec(line);
+    const indent = line.length - line.trimStart().length;
+    const fm = indent <= 3 && isFenceCandidate(line, indent, line.length) ? FENCE_LINE_RE.exec(line) : null;
     if (fm) {
       const top = fences[fences.length - 1];
       if (top && !fm[2] && fm[1] === top.fence) fences.pop();
@@ -68,9 +69,9 @@ function preprocess(content: string, orderedListStarts: Map<number, number>): st
         const lang = fm[2]?.toLowerCase();
         fences.push({ fence: fm[1]!, code: !(lang === "quote" || lang === "quoted" || lang === "spoiler") });
       }
-    } else if (!fences.some((f) => f.code)) {
+    } else if (!fences[fences.length - 1]?.code) {
+      // (Nothing is pushed over a code fence: one open is always on top.)
       const item = HR_RE.test(line) ? null : LIST_ITEM_RE.exec(line);
-      const indent = line.length - line.trimStart().length;
       if (item && (stack.length > 0 || indent < 4)) {
         // Ordered items are all written "1." (markdown-it lets only a list
         // starting at 1 interrupt a paragraph); the number is put back as the
@@ -85,7 +86,7 @@ function preprocess(content: string, orderedListStarts: Map<number, number>): st
         const level = stack.length === 0 ? 0 : Math.min(Math.floor(indent / 2), stack.length);
         const col = level === 0 ? Math.min(indent, 3) : stack[level - 1]!;
         const spaces = item[3]!.length;
-        stack = stack.slice(0, level);
+        stack.length = level;
         stack.push(col + item[2]!.length + (spaces === 0 || spaces > 4 ? 1 : spaces));
         line = " ".repeat(col) + marker + pad + item[3] + item[4];
       } else if (line !== "") {
@@ -129,6 +130,7 @@ export function renderMarkdown(content: string, ctx: MarkdownContext): RenderedM
     uploadPathIds: [],
     linkDepth: 0,
     orderedListStarts: new Map(),
+    scans: null,
   };
   const source = preprocess(content, zulip.orderedListStarts);
   const html = content.trim() === "" ? "" : md.render(source, { zulip }).trim();

@@ -28,10 +28,10 @@ import {
   URL_BOUNDARY_RE,
   encodeChannel,
   hashUtilEncode,
-  matchUrlAt,
   rewriteLocalLink,
   sanitizeUrl,
   thumbnailUrl,
+  UrlScanner,
 } from "./links.ts";
 import { parseTime } from "./time.ts";
 import type { MarkdownContext } from "./types.ts";
@@ -52,6 +52,8 @@ export interface ZulipEnv {
   linkDepth: number;
   /** Source line of an ordered list item -> the number it was written with. */
   orderedListStarts: Map<number, number>;
+  /** What the inline rules learnt about the text being parsed (see scansOf). */
+  scans: InlineScans | null;
 }
 
 function zenv(env: unknown): ZulipEnv | undefined {
@@ -118,6 +120,32 @@ const CHANNEL_BOUNDARY_RE = /[\s'"({/<]/u;
 function precededBy(state: StateInline, re: RegExp): boolean {
   const pos = state.pos;
   return pos === 0 || re.test(state.src[pos - 1]!);
+}
+
+// Rules are tried at every position of a text. Those that look ahead keep
+// what they found for the text being parsed (link text and ~~del~~ are
+// tokenized again within the same text), so that no position makes them
+// rescan the rest of it: rendering stays linear in the input.
+interface InlineScans {
+  src: string;
+  urls?: UrlScanner;
+  backticks?: BacktickRuns;
+  /** Backticks the quick code-span search may still look at before the index is built. */
+  backtickBudget: number;
+  /** The first ">" at or after gtFrom (-1: not looked yet) is at gtAt (-1: none). */
+  gtFrom: number;
+  gtAt: number;
+  /** Index of the last "](" (-1: none, -2: not looked yet). */
+  lastLinkClose: number;
+}
+
+function scansOf(state: StateInline): InlineScans {
+  const z = zenv(state.env);
+  const known = z?.scans;
+  if (known && known.src === state.src) return known;
+  const scans: InlineScans = { src: state.src, backtickBudget: state.src.length, gtFrom: -1, gtAt: -1, lastLinkClose: -2 };
+  if (z) z.scans = scans;
+  return scans;
 }
 
 // KaTeX is loaded on the first TeX in a message (it costs ~90 ms to import).
@@ -190,17 +218,134 @@ function ruleNewline(state: StateInline, silent: boolean): boolean {
 
 // ---------------------------------------------------------------- inline: code spans
 
-// Python-Markdown's backtick pattern: single line, content kept verbatim.
-const BACKTICK_RE = /(`+)(.+?)(?<!`)\1(?!`)/y;
+// Python-Markdown's backtick pattern, single line, content kept verbatim:
+//   (`+)(.+?)(?<!`)\1(?!`)
+// An opening run of r backticks is closed by the first later run of exactly r
+// on the same line; failing that (the regex backtracks) the opening run counts
+// as shorter, k < r, its other backticks then start the content: the largest k
+// with a run of exactly k later on the line wins, at its first such run.
+// BacktickRuns indexes the runs of each line once so that each opening run
+// costs at most its own length in lookups, not a scan of the rest of the line.
+
+/** `.` in a JavaScript regex stops at these. */
+function isLineTerminator(c: number): boolean {
+  return c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029;
+}
+
+interface LineRuns {
+  start: number;
+  end: number;
+  /** Distinct run lengths on the line, ascending. */
+  lengths: number[];
+  /** Run length -> starts of the runs of that length, ascending. */
+  starts: Map<number, number[]>;
+}
+
+class BacktickRuns {
+  private readonly lines: LineRuns[] = [];
+
+  constructor(src: string) {
+    let line: LineRuns | null = null;
+    let lineStart = 0;
+    for (let i = 0; i < src.length; i++) {
+      const c = src.charCodeAt(i);
+      if (isLineTerminator(c)) {
+        if (line) line.end = i;
+        line = null;
+        lineStart = i + 1;
+        continue;
+      }
+      if (c !== 0x60) continue;
+      const runStart = i;
+      while (src.charCodeAt(i + 1) === 0x60) i++;
+      const length = i - runStart + 1;
+      if (!line) {
+        line = { start: lineStart, end: src.length, lengths: [], starts: new Map() };
+        this.lines.push(line);
+      }
+      const starts = line.starts.get(length);
+      if (starts) starts.push(runStart);
+      else line.starts.set(length, [runStart]);
+    }
+    for (const l of this.lines) l.lengths = [...l.starts.keys()].sort((a, b) => a - b);
+  }
+
+  /** The code span the pattern matches at `pos` (a backtick), or null. */
+  match(src: string, pos: number): { open: number; close: number } | null {
+    let q = pos;
+    while (src.charCodeAt(q) === 0x60) q++;
+    const line = this.lineAt(pos);
+    const lengths = line.lengths;
+    for (let i = lastAtMost(lengths, q - pos); i >= 0; i--) {
+      const starts = line.starts.get(lengths[i]!)!;
+      const j = firstAbove(starts, q);
+      if (j < starts.length) return { open: lengths[i]!, close: starts[j]! };
+    }
+    return null;
+  }
+
+  private lineAt(pos: number): LineRuns {
+    let lo = 0;
+    let hi = this.lines.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.lines[mid]!.start <= pos) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.lines[lo]!;
+  }
+}
+
+/** Index of the last element <= x in an ascending array, or -1. */
+function lastAtMost(sorted: number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+/** Index of the first element > x in an ascending array (length if none). */
+function firstAbove(sorted: number[], x: number): number {
+  return lastAtMost(sorted, x) + 1;
+}
+
+/**
+ * The code span at `pos` (a backtick): its opening run length and where the
+ * closing run starts, or null. Usually the next run of as many backticks on
+ * the line closes it, and a plain search finds it; once such searches have
+ * looked at as many characters as the text has, the line index takes over.
+ */
+function codeSpanAt(scans: InlineScans, src: string, pos: number): { open: number; close: number } | null {
+  let q = pos;
+  while (src.charCodeAt(q) === 0x60) q++;
+  if (!scans.backticks && scans.backtickBudget > 0) {
+    const r = q - pos;
+    let i = q;
+    for (; i < src.length && !isLineTerminator(src.charCodeAt(i)); i++) {
+      if (src.charCodeAt(i) !== 0x60) continue;
+      const run = i;
+      while (src.charCodeAt(i + 1) === 0x60) i++;
+      if (i + 1 - run === r) {
+        scans.backtickBudget -= i - q;
+        return { open: r, close: run };
+      }
+    }
+    scans.backtickBudget -= i - q;
+  }
+  return (scans.backticks ??= new BacktickRuns(src)).match(src, pos);
+}
 
 function ruleBackticks(state: StateInline, silent: boolean): boolean {
   const pos = state.pos;
   const src = state.src;
   if (src.charCodeAt(pos) !== 0x60) return false;
   if (pos > 0 && src.charCodeAt(pos - 1) === 0x5c) return false;
-  BACKTICK_RE.lastIndex = pos;
-  const m = BACKTICK_RE.exec(src);
-  if (!m || pos + m[0].length > state.posMax) {
+  const m = codeSpanAt(scansOf(state), src, pos);
+  if (!m || m.close + m.open > state.posMax) {
     let end = pos;
     while (end < state.posMax && src.charCodeAt(end) === 0x60) end++;
     if (!silent) pushPlain(state, src.slice(pos, end));
@@ -209,9 +354,9 @@ function ruleBackticks(state: StateInline, silent: boolean): boolean {
   }
   if (!silent) {
     const token = state.push("code_inline", "code", 0);
-    token.content = m[2]!;
+    token.content = src.slice(pos + m.open, m.close);
   }
-  state.pos = pos + m[0].length;
+  state.pos = m.close + m.open;
   return true;
 }
 
@@ -345,15 +490,21 @@ function ruleTex(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
-const TIME_RE = /<time:([^>]*?)>/y;
-
+// <time:…> ends at the first ">" after it (Zulip: <time:([^>]*?)>).
 function ruleTime(state: StateInline, silent: boolean): boolean {
-  if (state.src.charCodeAt(state.pos) !== 0x3c) return false;
-  TIME_RE.lastIndex = state.pos;
-  const m = TIME_RE.exec(state.src);
-  if (!m || state.pos + m[0].length > state.posMax) return false;
+  const src = state.src;
+  const pos = state.pos;
+  if (src.charCodeAt(pos) !== 0x3c || !src.startsWith("<time:", pos)) return false;
+  const scans = scansOf(state);
+  const from = pos + 6;
+  if (scans.gtFrom === -1 || from < scans.gtFrom || (scans.gtAt !== -1 && from > scans.gtAt)) {
+    scans.gtFrom = from;
+    scans.gtAt = src.indexOf(">", from);
+  }
+  const close = scans.gtAt;
+  if (close === -1 || close + 1 > state.posMax) return false;
   if (!silent) {
-    const text = m[1]!;
+    const text = src.slice(from, close);
     const iso = parseTime(text);
     pushHtml(
       state,
@@ -362,7 +513,7 @@ function ruleTime(state: StateInline, silent: boolean): boolean {
         : `<time datetime="${iso}">${escapeText(text)}</time>`,
     );
   }
-  state.pos += m[0].length;
+  state.pos = close + 1;
   return true;
 }
 
@@ -375,6 +526,11 @@ function ruleLink(state: StateInline, silent: boolean): boolean {
   const start = state.pos;
   if (src.charCodeAt(start) !== 0x5b || inLinkText(state)) return false;
   if (start > 0 && src.charCodeAt(start - 1) === 0x21) return false; // no images: `![x](y)` stays text
+  // A link needs a "](" after its "[". Without one, skip markdown-it's label
+  // search: from every "[" it walks nested "[" up to 100 deep.
+  const scans = scansOf(state);
+  if (scans.lastLinkClose === -2) scans.lastLinkClose = src.lastIndexOf("](");
+  if (scans.lastLinkClose <= start) return false;
   const z = zenv(state.env);
   const max = state.posMax;
   const labelEnd = state.md.helpers.parseLinkLabel(state, start, true);
@@ -442,7 +598,8 @@ function ruleAutolink(state: StateInline, silent: boolean): boolean {
   if (c < 0x2d || (c > 0x39 && c < 0x41) || (c > 0x5a && c < 0x5f) || c === 0x60 || (c > 0x7a && c < 0x80)) {
     return false;
   }
-  const m = matchUrlAt(src, pos);
+  const scans = scansOf(state);
+  const m = (scans.urls ??= new UrlScanner(src)).matchAt(pos);
   if (!m || m.end > state.posMax) return false;
   const sanitized = sanitizeUrl(m.url);
   if (sanitized === null) return false;
@@ -486,16 +643,16 @@ function ruleEmphasis(state: StateInline, silent: boolean): boolean {
 // Zulip's emphasis never spans lines: unpair delimiters around a line break.
 function emphasisSingleLine(state: StateInline): boolean {
   if (!state.src.includes("\n")) return false;
+  // breaksBefore[i]: line breaks among tokens[0, i), so that each pair is
+  // checked in constant time (nested pairs would otherwise rescan their tokens).
+  const tokens = state.tokens;
+  const breaksBefore = new Int32Array(tokens.length + 1);
+  for (let i = 0; i < tokens.length; i++) breaksBefore[i + 1] = breaksBefore[i]! + (tokens[i]!.type === "softbreak" ? 1 : 0);
   const unpair = (delimiters: StateInline["delimiters"]): void => {
     for (const d of delimiters) {
       if (d.marker !== 0x2a || d.end === -1) continue;
       const closer = delimiters[d.end]!;
-      for (let i = d.token + 1; i < closer.token; i++) {
-        if (state.tokens[i]!.type === "softbreak") {
-          d.end = -1;
-          break;
-        }
-      }
+      if (closer.token > d.token + 1 && breaksBefore[closer.token]! > breaksBefore[d.token + 1]!) d.end = -1;
     }
   };
   unpair(state.delimiters);
@@ -503,29 +660,36 @@ function emphasisSingleLine(state: StateInline): boolean {
   return false;
 }
 
+/** The first token from k on that is not an empty text (left by emphasis delimiters). */
+function nextReal(tokens: Token[], k: number): number {
+  while (k < tokens.length && tokens[k]!.type === "text" && tokens[k]!.content === "") k++;
+  return k;
+}
+
 // `***x***` is <strong><em>x</em></strong> in Zulip (CommonMark nests the other way).
 function strongOutsideEm(state: StateInline): boolean {
   const tokens = state.tokens;
-  const nextReal = (k: number): number => {
-    while (k < tokens.length && tokens[k]!.type === "text" && tokens[k]!.content === "") k++;
-    return k;
-  };
+  // The strong_close matching each strong_open, found once with a stack.
+  let closeOf: Map<number, number> | null = null;
   for (let i = 0; i < tokens.length; i++) {
     if (tokens[i]!.type !== "em_open") continue;
-    const s = nextReal(i + 1);
+    const s = nextReal(tokens, i + 1);
     if (tokens[s]?.type !== "strong_open") continue;
-    let depth = 0;
-    for (let j = s; j < tokens.length; j++) {
-      const t = tokens[j]!;
-      if (t.type === "strong_open") depth++;
-      else if (t.type === "strong_close" && --depth === 0) {
-        const e = nextReal(j + 1);
-        if (tokens[e]?.type === "em_close") {
-          [tokens[i], tokens[s]] = [tokens[s]!, tokens[i]!];
-          [tokens[j], tokens[e]] = [tokens[e]!, tokens[j]!];
-        }
-        break;
+    if (!closeOf) {
+      closeOf = new Map();
+      const open: number[] = [];
+      for (let k = 0; k < tokens.length; k++) {
+        const type = tokens[k]!.type;
+        if (type === "strong_open") open.push(k);
+        else if (type === "strong_close" && open.length > 0) closeOf.set(open.pop()!, k);
       }
+    }
+    const j = closeOf.get(s);
+    if (j === undefined) continue;
+    const e = nextReal(tokens, j + 1);
+    if (tokens[e]?.type === "em_close") {
+      [tokens[i], tokens[s]] = [tokens[s]!, tokens[i]!];
+      [tokens[j], tokens[e]] = [tokens[e]!, tokens[j]!];
     }
   }
   return false;
@@ -645,11 +809,29 @@ interface FenceInfo {
 function fenceAt(state: StateBlock, line: number): FenceInfo | null {
   if (state.sCount[line]! - state.blkIndent >= 4 || state.sCount[line]! < state.blkIndent) return null;
   const start = state.bMarks[line]! + state.tShift[line]!;
-  const c = state.src.charCodeAt(start);
-  if (c !== 0x60 && c !== 0x7e) return null;
-  const m = FENCE_RE.exec(state.src.slice(start, state.eMarks[line]));
+  const end = state.eMarks[line]!;
+  if (!isFenceCandidate(state.src, start, end)) return null;
+  const m = FENCE_RE.exec(state.src.slice(start, end));
   if (!m) return null;
   return { fence: m[1]!, lang: m[2] ? m[2].toLowerCase() : null, header: m[3] ?? null };
+}
+
+/**
+ * Whether src[start, end) may match Zulip's fence expression: three or more
+ * ` or ~, then nothing that is ` or ~. Checked first because the expression
+ * backtracks quadratically over a long line with a stray ` or ~ at its end.
+ */
+export function isFenceCandidate(src: string, start: number, end: number): boolean {
+  const fence = src.charCodeAt(start);
+  if (fence !== 0x60 && fence !== 0x7e) return false;
+  let i = start;
+  while (i < end && src.charCodeAt(i) === fence) i++;
+  if (i - start < 3) return false;
+  for (; i < end; i++) {
+    const c = src.charCodeAt(i);
+    if (c === 0x60 || c === 0x7e) return false;
+  }
+  return true;
 }
 
 function closesFence(state: StateBlock, line: number, fence: string): boolean {
@@ -661,22 +843,52 @@ function closesFence(state: StateBlock, line: number, fence: string): boolean {
 const isContainer = (lang: string | null): boolean =>
   lang === "quote" || lang === "quoted" || lang === "spoiler";
 
+// Where each fence ends, per block state: the scan for a quote or spoiler
+// fence passes over the fences nested in it and records where they end, so
+// that parsing them later does not scan the same lines again (nested quotes
+// would otherwise cost lines × depth).
+interface FenceEnd {
+  blkIndent: number;
+  line: number;
+  /** The scan reached its endLine with the fence still open. */
+  ranOut: boolean;
+}
+const fenceEnds = new WeakMap<StateBlock, Map<number, FenceEnd>>();
+
 /** The line that closes the fence opened at `startLine` (or endLine if none). */
 function findFenceEnd(state: StateBlock, startLine: number, endLine: number, info: FenceInfo): number {
-  const stack: FenceInfo[] = [info];
+  let memo = fenceEnds.get(state);
+  if (!memo) {
+    memo = new Map();
+    fenceEnds.set(state, memo);
+  }
+  const known = memo.get(startLine);
+  if (known && known.blkIndent === state.blkIndent) {
+    if (known.line < endLine) return known.line;
+    if (!known.ranOut || endLine === known.line) return endLine;
+  }
+  const stack: { line: number; info: FenceInfo }[] = [{ line: startLine, info }];
+  const record = (at: number, ranOut: boolean): void => {
+    for (const open of stack) memo.set(open.line, { blkIndent: state.blkIndent, line: at, ranOut });
+  };
   for (let line = startLine + 1; line < endLine; line++) {
-    if (!state.isEmpty(line) && state.sCount[line]! < state.blkIndent) return line;
+    if (!state.isEmpty(line) && state.sCount[line]! < state.blkIndent) {
+      record(line, false);
+      return line;
+    }
     const top = stack[stack.length - 1]!;
-    if (closesFence(state, line, top.fence)) {
+    if (closesFence(state, line, top.info.fence)) {
+      memo.set(top.line, { blkIndent: state.blkIndent, line, ranOut: false });
       stack.pop();
       if (stack.length === 0) return line;
       continue;
     }
-    if (isContainer(top.lang)) {
+    if (isContainer(top.info.lang)) {
       const nested = fenceAt(state, line);
-      if (nested) stack.push(nested);
+      if (nested) stack.push({ line, info: nested });
     }
   }
+  record(endLine, true);
   return endLine;
 }
 
@@ -687,10 +899,6 @@ function ruleFence(state: StateBlock, startLine: number, endLine: number, silent
   const end = findFenceEnd(state, startLine, endLine, info);
   const closed = end < endLine && closesFence(state, end, info.fence);
   state.line = closed ? end + 1 : end;
-  const lines = state
-    .getLines(startLine + 1, end, state.sCount[startLine]!, false)
-    .split("\n")
-    .map((l) => l.trimEnd());
   if (end === startLine + 1) return true; // a fence with no lines renders nothing
 
   const lang = info.lang;
@@ -724,6 +932,10 @@ function ruleFence(state: StateBlock, startLine: number, endLine: number, silent
     return true;
   }
 
+  const lines = state
+    .getLines(startLine + 1, end, state.sCount[startLine]!, false)
+    .split("\n")
+    .map((l) => l.trimEnd());
   const token = state.push(lang === "math" ? "zulip_math" : "zulip_code", "code", 0);
   token.info = lang ?? "";
   token.content = lines.join("\n");
@@ -765,17 +977,20 @@ function ruleParagraph(state: StateBlock, startLine: number, endLine: number): b
   return true;
 }
 
+function lineText(state: StateBlock, line: number): string {
+  return state.src.slice(state.bMarks[line]! + state.tShift[line]!, state.eMarks[line]);
+}
+
 // Lines holding only ">" are not a quote in Zulip: they stay text, unless
 // lines of text follow directly (those are then quoted).
 function ruleEmptyQuote(state: StateBlock, startLine: number, endLine: number, silent: boolean): boolean {
   if (silent || state.sCount[startLine]! - state.blkIndent >= 4) return false;
-  const lineText = (line: number): string =>
-    state.src.slice(state.bMarks[line]! + state.tShift[line]!, state.eMarks[line]);
+  if (state.src.charCodeAt(state.bMarks[startLine]! + state.tShift[startLine]!) !== 0x3e) return false;
   let line = startLine;
-  while (line < endLine && !state.isEmpty(line) && /^>\s*$/.test(lineText(line))) line++;
+  while (line < endLine && !state.isEmpty(line) && /^>\s*$/.test(lineText(state, line))) line++;
   if (line === startLine) return false;
   if (line < endLine && !state.isEmpty(line)) {
-    if (lineText(line).startsWith(">") || state.sCount[line]! < state.blkIndent) return false;
+    if (lineText(state, line).startsWith(">") || state.sCount[line]! < state.blkIndent) return false;
     let end = line;
     while (end < endLine && !state.isEmpty(end)) end++;
     state.push("blockquote_open", "blockquote", 1).map = [startLine, end];
@@ -926,6 +1141,7 @@ function corePostprocess(state: StateCore): void {
 
   // Uploaded files: /user_uploads/<path_id> on this realm.
   const seen = new Set<string>();
+  const uploads = new Set(z.uploadPathIds);
   for (const link of links) {
     if (seen.has(link.href)) continue;
     seen.add(link.href);
@@ -936,7 +1152,10 @@ function corePostprocess(state: StateCore): void {
     const path = urlPath(href);
     if (host === "" && !href.startsWith("/")) continue;
     const pathId = path.slice("/user_uploads/".length);
-    if (path.startsWith("/user_uploads/") && pathId && !z.uploadPathIds.includes(pathId)) z.uploadPathIds.push(pathId);
+    if (path.startsWith("/user_uploads/") && pathId && !uploads.has(pathId)) {
+      uploads.add(pathId);
+      z.uploadPathIds.push(pathId);
+    }
   }
 
   if (z.ctx.inlineImagePreview === false) return;

@@ -3,10 +3,9 @@ import { sendMessage } from "../actions/messages.ts";
 import { alertWordsOf } from "../queries/alert-words.ts";
 import { updateMutedTopic, updateUserTopic } from "../actions/user-topics.ts";
 import { actorFor } from "../actions/actor.ts";
-import { clientName, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, topicOrSubject } from "../domain/messages.ts";
-import { MAX_MESSAGE_LENGTH } from "../domain/limits.ts";
+import { checkRenderContent, clientName, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, topicOrSubject } from "../domain/messages.ts";
 import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
-import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
+import { MAX_ITEMS_PER_REQUEST, MAX_MESSAGE_LENGTH } from "../domain/limits.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { ApiError, badRequest, incompatibleParameters } from "../errors.ts";
 import { check, param, type Validator } from "../http/params.ts";
@@ -165,11 +164,7 @@ export const messageRoutes = [
     auth: "api",
     params: { content: param.string().required() },
     handler: async (request, p) => {
-      // Zulip's StringConstraints(max_length=MAX_MESSAGE_LENGTH): a preview of
-      // what can be sent, and no rendering megabytes of Markdown on request.
-      if (p.content.length > MAX_MESSAGE_LENGTH && [...p.content].length > MAX_MESSAGE_LENGTH) {
-        throw badRequest(`content is too long (limit: ${MAX_MESSAGE_LENGTH} characters)`);
-      }
+      checkRenderContent(p.content, MAX_MESSAGE_LENGTH);
       const context = await markdownContextFor(request.services.storage.db, request.services.config, request.realm.id, p.content);
       return { rendered: renderMarkdown(p.content, context).html };
     },

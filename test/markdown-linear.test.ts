@@ -1,0 +1,194 @@
+// Rendering time is linear in the input, whatever the input (issue 18): each
+// adversarial text below is rendered at 10,000 characters (max_message_length)
+// and at 40,000, and must take at most 50 ms at 10,000 and must not grow much
+// faster than the text. Quadratic rules (a rescan of the rest of the text from
+// each comma, backtick or "<time:") take sixteen times as long for four times
+// the text, and seconds at these sizes; the renderer before issue 18 fails
+// here on commas, URLs, backticks, emphasis, <time:>, fences and code blocks.
+//
+// Times are CPU time of this process (process.cpuUsage), the best of three
+// runs after a warm-up: other processes on a loaded machine take wall-clock
+// time, not this process's CPU time. Growth is only judged when the larger
+// text costs more than 100 ms: below that, memory effects dominate. Past
+// roughly 10,000 tokens a render no longer fits the CPU caches, and the cost
+// per character of some texts (runs of "*", blank lines) jumps up to six-fold
+// between 10,000 and 40,000 characters, with plain markdown-it as well; such
+// a linear text then looks "quadratic" by ratio, but stays far under 100 ms.
+//
+// Then POST /messages/render: content longer than max_message_length is
+// refused as Zulip refuses it, before any rendering.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { renderMarkdown, type MarkdownContext, type MentionUser } from "../src/markdown/render.ts";
+import { assertError, assertSuccess, startTestApp, type TestApp } from "./helpers.ts";
+
+const USERS: MentionUser[] = [
+  { id: 10, fullName: "King Hamlet" },
+  { id: 11, fullName: "Othello, the Moor of Venice" },
+];
+const CHANNELS = [{ id: 1, name: "Denmark" }];
+
+const context: MarkdownContext = {
+  realmUrl: "http://127.0.0.1:9991",
+  usersByName: (name) => USERS.filter((u) => u.fullName.toLowerCase() === name.toLowerCase()),
+  userById: (id) => USERS.find((u) => u.id === id),
+  groupByName: (name) => (name === "hamletcharacters" ? { id: 5, name } : undefined),
+  channelByName: (name) => CHANNELS.find((c) => c.name === name),
+  realmEmojiByName: (name) => (name === "green_tick" ? { sourceUrl: "/user_avatars/1/emoji/green_tick.png" } : undefined),
+  translateEmoticons: true,
+};
+
+/** `unit` repeated to exactly n characters. */
+function repeat(unit: string, n: number): string {
+  return unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+}
+
+/** Pieces joined until the text is n characters long (cut at n). */
+function build(n: number, piece: (i: number) => string): string {
+  let out = "";
+  for (let i = 0; out.length < n; i++) out += piece(i);
+  return out.slice(0, n);
+}
+
+// Each makes a text of n characters (a few add a short tail).
+const ADVERSARIAL: Record<string, (n: number) => string> = {
+  "commas": (n) => repeat("a,", n),
+  "words and commas": (n) => repeat("word,", n),
+  "commas around domains": (n) => repeat("a.b,", n),
+  "commas around scheme fragments": (n) => repeat("x,http:", n),
+  "commas and spaces": (n) => repeat("a, ", n),
+  "http:// repeated": (n) => repeat("http://", n),
+  "long URL host": (n) => "https://" + repeat("a", n - 12) + ".com",
+  "long URL path of dots": (n) => "http://a.com/" + repeat(".", n - 14) + "x",
+  "long URL path of punctuation": (n) => "http://a.com/" + repeat("!,.;:'?", n - 14) + "x",
+  "URL with open parentheses": (n) => "http://a.com/" + repeat("(", n - 13),
+  "URLs with unbalanced paths": (n) => repeat("http://a.com/(x ", n),
+  "e-mail fragments": (n) => repeat("a.b@", n),
+  "nested [": (n) => repeat("[", n),
+  "nested [ with a link at the end": (n) => repeat("[", n - 4) + "](x)",
+  "unfinished links": (n) => repeat("[a](", n),
+  "images": (n) => repeat("![a](", n),
+  "nested (": (n) => repeat("(", n),
+  "backtick runs of growing length": (n) => build(n, (i) => "`".repeat(i + 1) + " "),
+  "backtick runs of varying length": (n) => build(n, (i) => "`".repeat((i % 60) + 1) + "a"),
+  "escaped backticks": (n) => repeat("\\`a", n),
+  "unclosed code spans": (n) => repeat("`a ", n),
+  "* emphasis": (n) => repeat("*a ", n),
+  "** emphasis": (n) => repeat("**a ", n),
+  "*** emphasis": (n) => repeat("***a ", n / 2) + repeat(" a***", n / 2),
+  "nested emphasis over a line break": (n) => repeat("*a ", n / 2) + "\n" + repeat("a* ", n / 2),
+  "star runs": (n) => repeat("*", n / 2) + "a" + repeat("*", n / 2),
+  "_ emphasis": (n) => repeat("_a ", n),
+  "~~ strikethrough": (n) => repeat("~~a ", n),
+  "~ runs": (n) => repeat("~", n),
+  "$$ TeX fragments": (n) => repeat("$$a ", n),
+  "unclosed $$": (n) => "$$" + repeat("a\\$", n - 2),
+  "$ runs": (n) => repeat("$", n),
+  ":emoji fragments": (n) => repeat(":smile", n),
+  ":emoji: names": (n) => repeat(":a", n),
+  "emoticons": (n) => repeat(":) ", n),
+  "Unicode emoji": (n) => repeat("😀", n),
+  "ZWJ sequences": (n) => repeat("👨\u200d", n),
+  "many mentions": (n) => repeat("@**King Hamlet** ", n),
+  "unclosed mentions": (n) => repeat("@**a ", n),
+  "@* runs": (n) => repeat("@*", n),
+  "many channel links": (n) => repeat("#**Denmark** ", n),
+  "unclosed topic links": (n) => repeat("#**a>", n),
+  "<time: fragments": (n) => repeat("<time:", n),
+  "<time: with words": (n) => repeat("<time:a ", n),
+  "times": (n) => repeat("<time:2024-05-01T10:00:00Z> ", n),
+  "> nesting on one line": (n) => repeat("> ", n - 1) + "x",
+  "> lines": (n) => repeat(">\n", n),
+  "quote fences nested": (n) => repeat("```quote\n", n),
+  "spoiler fences nested": (n) => repeat("```spoiler h\n", n),
+  "fence line with a stray backtick": (n) => "```" + repeat("a", n - 4) + "`",
+  "code block of blank lines": (n) => "```\na" + repeat("\n", n - 10) + "a\n```",
+  "list nesting": (n) => build(n, (i) => " ".repeat(2 * (i % 100)) + "* a\n"),
+  "ordered list": (n) => repeat("1. a\n", n),
+  "headings": (n) => repeat("# a\n", n),
+  "table": (n) => "a|b\n-|-\n" + repeat("|a|b\n", n - 8),
+  "&": (n) => repeat("&", n),
+  "mixed markup": (n) => repeat("a,[*`~~$$:@**#**<time:(http://", n),
+};
+
+const SMALL = 10_000;
+const LARGE = 40_000;
+const CEILING_MS = 50;
+/** Below this at LARGE, growth is not judged (see the top of the file). */
+const GROWTH_FLOOR_MS = 100;
+
+function cpuMs(input: string): number {
+  let best = Infinity;
+  for (let run = 0; run < 3; run++) {
+    const start = process.cpuUsage();
+    renderMarkdown(input, context);
+    const used = process.cpuUsage(start);
+    best = Math.min(best, (used.user + used.system) / 1000);
+  }
+  return best;
+}
+
+describe("rendering time is linear in the input", () => {
+  test("the adversarial texts have the sizes they claim", () => {
+    for (const [name, make] of Object.entries(ADVERSARIAL)) {
+      for (const n of [SMALL, LARGE]) {
+        const length = make(n).length;
+        assert.ok(length >= n && length <= n + 16, `${name}: ${length} characters for ${n}`);
+      }
+    }
+  });
+
+  for (const [name, make] of Object.entries(ADVERSARIAL)) {
+    test(name, (t) => {
+      const small = make(SMALL);
+      const large = make(LARGE);
+      renderMarkdown(small, context); // warm-up: lazy imports, JIT
+      const smallMs = cpuMs(small);
+      const largeMs = cpuMs(large);
+      const detail = `${SMALL}: ${smallMs.toFixed(1)} ms, ${LARGE}: ${largeMs.toFixed(1)} ms`;
+      t.diagnostic(detail);
+      assert.ok(smallMs <= CEILING_MS, `over ${CEILING_MS} ms at ${SMALL} characters (${detail})`);
+      // Linear: about 4× (up to 6× more from the caches). Quadratic: 16×.
+      assert.ok(largeMs <= GROWTH_FLOOR_MS || largeMs <= 8 * smallMs + 5, `grows faster than the text (${detail})`);
+    });
+  }
+});
+
+describe("POST /messages/render and max_message_length", () => {
+  let t: TestApp;
+  let maxLength: number;
+  before(async () => {
+    t = await startTestApp();
+    maxLength = (await t.register(t.users.member)).max_message_length as number;
+  });
+  after(() => t?.close());
+
+  const render = (content: string) => t.api(t.users.member, "POST", "/messages/render", { content });
+
+  test("content of exactly max_message_length characters renders", async () => {
+    const body = assertSuccess(await render("x".repeat(maxLength)));
+    assert.equal(body.rendered, `<p>${"x".repeat(maxLength)}</p>`);
+  });
+
+  test("longer content is refused, as Zulip's StringConstraints(max_length) refuses it", async () => {
+    assertError(await render("x".repeat(maxLength + 1)), 400, "BAD_REQUEST", `content is too long (limit: ${maxLength} characters)`);
+  });
+
+  test("the length counts code points, as Python's len() does", async () => {
+    // 😀 is two UTF-16 units: max_message_length of them is twice as many units.
+    assertSuccess(await render("😀".repeat(maxLength)));
+    assertError(await render("😀".repeat(maxLength + 1)), 400, "BAD_REQUEST", `content is too long (limit: ${maxLength} characters)`);
+  });
+
+  test("the issue's 200 KB of commas is refused at once", async () => {
+    const start = performance.now();
+    assertError(await render("a,".repeat(100_000)), 400, "BAD_REQUEST", `content is too long (limit: ${maxLength} characters)`);
+    assert.ok(performance.now() - start < 2000, `${(performance.now() - start).toFixed(0)} ms`);
+  });
+
+  test("adversarial content at the limit renders quickly over HTTP", async () => {
+    const start = performance.now();
+    assertSuccess(await render(repeat("a,", maxLength)));
+    assert.ok(performance.now() - start < 2000, `${(performance.now() - start).toFixed(0)} ms`);
+  });
+});
