@@ -294,6 +294,20 @@ describe("PATCH /realm: message editing settings", () => {
     assert.equal((await realmState()).realm_message_content_edit_limit_seconds, 3600);
   });
 
+  test("time limits and retention given as lists: refused with the list quoted, even one nested too deeply to print", async () => {
+    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+    for (const setting of ["message_content_edit_limit_seconds", "message_retention_days"]) {
+      assertError(await patchRealm(u().admin, { [setting]: "[1,2]" }), 400, "REQUEST_VARIABLE_INVALID", `Bad value for '${setting}': [1,2]`, {
+        var_name: setting,
+        bad_value: "[1,2]",
+      });
+      assertError(await patchRealm(u().admin, { [setting]: deep }), 400, "REQUEST_VARIABLE_INVALID", `Bad value for '${setting}': […]`, {
+        var_name: setting,
+        bad_value: "[…]",
+      });
+    }
+  });
+
   test("the other time limits use plain update events", async () => {
     const { admin, member } = u();
     const settings = ["message_content_delete_limit_seconds", "move_messages_within_stream_limit_seconds", "move_messages_between_streams_limit_seconds"];

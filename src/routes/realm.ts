@@ -9,18 +9,38 @@ import { defineRoute } from "../http/route.ts";
 import { pythonStrip } from "../domain/text.ts";
 import { personalSettingParams } from "./settings.ts";
 
+/**
+ * Zulip's RequestVariableConversionError: "Bad value for '{name}': {value}",
+ * with var_name and bad_value. Only a string or number is quoted back as is;
+ * a list or object (which may be nested too deeply to print at all) is
+ * quoted as JSON when it can be, and never put in the reply as a value.
+ */
+function badValue(name: string, value: unknown): ApiError {
+  let shown: string;
+  if (typeof value === "string") shown = value;
+  else {
+    try {
+      shown = JSON.stringify(value) ?? String(value);
+    } catch {
+      shown = Array.isArray(value) ? "[…]" : "{…}";
+    }
+  }
+  const scalar = value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+  return new ApiError(400, "REQUEST_VARIABLE_INVALID", `Bad value for '${name}': ${shown}`, { var_name: name, bad_value: scalar ? value : shown });
+}
+
 /** Zulip's parse_message_time_limit_setting: "unlimited" (null) or a positive number of seconds. */
 const timeLimit: Validator<number | null> = (value, name) => {
   if (value === "unlimited") return null;
   if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
-  throw new ApiError(400, "REQUEST_VARIABLE_INVALID", `Bad value for '${name}': ${typeof value === "string" ? value : JSON.stringify(value)}`, { var_name: name, bad_value: value });
+  throw badValue(name, value);
 };
 
 /** "unlimited" (stored as -1) or a positive number of days. */
 const retentionDays: Validator<number> = (value, name) => {
   if (value === "unlimited") return -1;
   if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
-  throw new ApiError(400, "REQUEST_VARIABLE_INVALID", `Bad value for '${name}': ${String(value)}`, { var_name: name, bad_value: value });
+  throw badValue(name, value);
 };
 
 const nonNegativeInt: Validator<number> = (value, name) => {
