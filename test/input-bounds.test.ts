@@ -381,15 +381,15 @@ describe("NUL characters", () => {
   test("in a message's `to`: channel name, email list, comma-separated emails", async () => {
     const member = u().member;
     const channel = await createChannel();
-    const cases: Params[] = [
-      { type: "channel", to: `${channel.name}\u0000`, topic: "t" },
-      { type: "channel", to: JSON.stringify(`${channel.name}\u0000`), topic: "t" },
-      { type: "channel", to: JSON.stringify([`${channel.name}\u0000`]), topic: "t" },
-      { type: "direct", to: JSON.stringify([`${u().admin.email}\u0000`]) },
-      { type: "direct", to: `${u().admin.email},x\u0000@example.com` },
+    const cases: [Params, string][] = [
+      [{ type: "channel", to: `${channel.name}\u0000`, topic: "t" }, "to"],
+      [{ type: "channel", to: JSON.stringify(`${channel.name}\u0000`), topic: "t" }, "to"],
+      [{ type: "channel", to: JSON.stringify([`${channel.name}\u0000`]), topic: "t" }, "to[0]"],
+      [{ type: "direct", to: JSON.stringify([u().admin.id, `${u().admin.email}\u0000`]) }, "to[1]"],
+      [{ type: "direct", to: `${u().admin.email},x\u0000@example.com` }, "to"],
     ];
-    for (const params of cases) {
-      assertError(await t.api(member, "POST", "/messages", { content: "hi", ...params }), 400, "BAD_REQUEST", nul("to"));
+    for (const [params, where] of cases) {
+      assertError(await t.api(member, "POST", "/messages", { content: "hi", ...params }), 400, "BAD_REQUEST", nul(where));
     }
   });
 
@@ -397,13 +397,13 @@ describe("NUL characters", () => {
     const owner = u().owner;
     const channel = await createChannel();
     const cases: [string, string, Params, string][] = [
-      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [{ operator: "channel", operand: `${channel.name}\u0000` }] }, "narrow"],
-      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [["dm", `${u().admin.email}\u0000`]] }, "narrow"],
-      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [["sender\u0000", u().admin.id]] }, "narrow"],
-      ["GET", "/messages/matches_narrow", { msg_ids: [1], narrow: [["topic", "x\u0000"]] }, "narrow"],
-      ["POST", "/register", { narrow: [["channel", `${channel.name}\u0000`]] }, "narrow"],
-      ["POST", "/users/me/subscriptions", { subscriptions: [{ name: channel.name }], principals: [`${u().member.email}\u0000`] }, "principals"],
-      ["DELETE", "/users/me/subscriptions", { subscriptions: [channel.name], principals: [`${u().member.email}\u0000`] }, "principals"],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [{ operator: "channel", operand: `${channel.name}\u0000` }] }, 'narrow[0]["operand"]'],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [["is", "dm"], ["dm", `${u().admin.email}\u0000`]] }, "narrow[1][1]"],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [["sender\u0000", u().admin.id]] }, "narrow[0][0]"],
+      ["GET", "/messages/matches_narrow", { msg_ids: [1], narrow: [["topic", "x\u0000"]] }, "narrow[0][1]"],
+      ["POST", "/register", { narrow: [["channel", `${channel.name}\u0000`]] }, "narrow[0][1]"],
+      ["POST", "/users/me/subscriptions", { subscriptions: [{ name: channel.name }], principals: [`${u().member.email}\u0000`] }, "principals[0]"],
+      ["DELETE", "/users/me/subscriptions", { subscriptions: [channel.name], principals: [`${u().member.email}\u0000`] }, "principals[0]"],
       ["POST", "/realm/profile_fields", { name: "Choice", field_type: 3, field_data: { "a\u0000": { text: "A", order: "1" } } }, "field_data"],
       ["PATCH", `/users/me/subscriptions/${channel.id}`, { property: "color", value: '"#ff\\u0000000"' }, "value"],
       ["PATCH", "/settings", { enter_sends: '"\\u0000"' }, "enter_sends"],
@@ -445,6 +445,6 @@ describe("NUL characters", () => {
       { ...basic(u().member.email, u().member.apiKey), "content-type": "application/json" },
       JSON.stringify({ type: "direct", to: [`${u().admin.email}\u0000`], content: "hi" }),
     );
-    assertError(response, 400, "BAD_REQUEST", nul("to"));
+    assertError(response, 400, "BAD_REQUEST", nul("to[0]"));
   });
 });

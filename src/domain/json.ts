@@ -56,23 +56,27 @@ export function valueNestingExceeds(value: unknown, limit: number = MAX_JSON_DEP
   return false;
 }
 
-/** Whether a decoded JSON value holds a NUL character in any string or object key. */
-export function jsonHasNul(value: unknown): boolean {
-  const stack: unknown[] = [value];
+/**
+ * Where a decoded JSON value holds a NUL character (in a string, or in an
+ * object key), named as the validators name parts of a parameter
+ * (`name[0]["key"]`; for a key, the object holding it); undefined if nowhere.
+ * Iterative, first in document order.
+ */
+export function nulLocation(value: unknown, name: string): string | undefined {
+  const stack: { value: unknown; path: string }[] = [{ value, path: name }];
   while (stack.length > 0) {
-    const current = stack.pop();
+    const { value: current, path } = stack.pop()!;
     if (typeof current === "string") {
-      if (current.includes("\u0000")) return true;
+      if (current.includes("\u0000")) return path;
     } else if (Array.isArray(current)) {
-      stack.push(...current);
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], path: `${path}[${i}]` });
     } else if (typeof current === "object" && current !== null) {
-      for (const [key, child] of Object.entries(current)) {
-        if (key.includes("\u0000")) return true;
-        stack.push(child);
-      }
+      const entries = Object.entries(current);
+      if (entries.some(([key]) => key.includes("\u0000"))) return path;
+      for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i]![1], path: `${path}["${entries[i]![0]}"]` });
     }
   }
-  return false;
+  return undefined;
 }
 
 /** A raw NUL, or a \u0000 escape that JSON.parse would turn into one. */
@@ -90,7 +94,8 @@ export function containsNul(name: string): ApiError {
  * JSON.parse for a client's parameter `name`: too deep → 400 naming it;
  * invalid JSON → `invalid()`'s error (or `undefined` is returned when
  * `invalid` is omitted, for values that may also be bare strings); a decoded
- * NUL anywhere → 400 naming it.
+ * NUL anywhere → 400 naming where (`subscriptions[0]["description"]`), as
+ * the validators would.
  */
 export function decodeClientJson(text: string, name: string, invalid?: () => ApiError): unknown {
   if (jsonNestingExceeds(text)) throw tooDeeplyNested(name);
@@ -102,6 +107,9 @@ export function decodeClientJson(text: string, name: string, invalid?: () => Api
     return undefined;
   }
   // Only text with a NUL or a \u0000 escape can decode to a NUL: the common case costs one regex test.
-  if (NUL_IN_TEXT.test(text) && jsonHasNul(value)) throw containsNul(name);
+  if (NUL_IN_TEXT.test(text)) {
+    const where = nulLocation(value, name);
+    if (where !== undefined) throw containsNul(where);
+  }
   return value;
 }
