@@ -117,6 +117,11 @@ const PAGE_ROUTES: Record<string, { params?: string[]; page?: boolean; extra?: R
     },
   },
   "GET /user_avatars/:realm_id/emoji/images/:file_name": { page: true },
+  // Avatar and icon images, and the emoji data file: a missing one is the HTML "File not found" of the other files.
+  "GET /user_avatars/:realm_id/:file_name": { page: true },
+  "GET /user_avatars/:realm_id/default/:file_name": { page: true },
+  "GET /user_avatars/:realm_id/realm/icon.png": { page: true, params: ["version"] },
+  "GET /static/generated/emoji/:file_name": { page: true },
   "GET /join/:key": { page: true },
   "POST /join/:key": { page: true, params: ["full_name", "password", "email"] },
 };

@@ -294,17 +294,15 @@ describe("PATCH /realm: message editing settings", () => {
     assert.equal((await realmState()).realm_message_content_edit_limit_seconds, 3600);
   });
 
-  test("time limits and retention given as lists: refused with the list quoted, even one nested too deeply to print", async () => {
+  test("time limits and retention given as lists: refused with the list quoted; one nested too deeply is refused before it is parsed", async () => {
     const deep = "[".repeat(100_000) + "]".repeat(100_000);
     for (const setting of ["message_content_edit_limit_seconds", "message_retention_days"]) {
       assertError(await patchRealm(u().admin, { [setting]: "[1,2]" }), 400, "REQUEST_VARIABLE_INVALID", `Bad value for '${setting}': [1,2]`, {
         var_name: setting,
         bad_value: "[1,2]",
       });
-      assertError(await patchRealm(u().admin, { [setting]: deep }), 400, "REQUEST_VARIABLE_INVALID", `Bad value for '${setting}': […]`, {
-        var_name: setting,
-        bad_value: "[…]",
-      });
+      // Refused before the validator sees it: no JSON parameter nests deeper than 32 levels.
+      assertError(await patchRealm(u().admin, { [setting]: deep }), 400, "BAD_REQUEST", `${setting} is nested too deeply (limit: 32 levels)`);
     }
   });
 

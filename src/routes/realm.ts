@@ -11,20 +11,12 @@ import { personalSettingParams } from "./settings.ts";
 
 /**
  * Zulip's RequestVariableConversionError: "Bad value for '{name}': {value}",
- * with var_name and bad_value. Only a string or number is quoted back as is;
- * a list or object (which may be nested too deeply to print at all) is
- * quoted as JSON when it can be, and never put in the reply as a value.
+ * with var_name and bad_value. A list or object is quoted as JSON (no JSON
+ * parameter nests deeper than http/params.ts allows) and never put in the
+ * reply as a value.
  */
 function badValue(name: string, value: unknown): ApiError {
-  let shown: string;
-  if (typeof value === "string") shown = value;
-  else {
-    try {
-      shown = JSON.stringify(value) ?? String(value);
-    } catch {
-      shown = Array.isArray(value) ? "[…]" : "{…}";
-    }
-  }
+  const shown = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
   const scalar = value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean";
   return new ApiError(400, "REQUEST_VARIABLE_INVALID", `Bad value for '${name}': ${shown}`, { var_name: name, bad_value: scalar ? value : shown });
 }
