@@ -241,8 +241,20 @@ function pct(bytes: Buffer): string {
   return encoded;
 }
 
+const jsonStringMemo = new WeakMap<Buffer, Buffer>();
+
 /** A JSON string literal of raw bytes: quotes, backslashes and controls escaped, everything else (invalid UTF-8 too) as is. */
 function jsonStringBytes(bytes: Buffer): Buffer {
+  let literal = jsonStringMemo.get(bytes);
+  if (literal === undefined) {
+    literal = jsonStringLiteral(bytes);
+    // The large values are shared between requests: escape each once.
+    if (bytes.length > 4096) jsonStringMemo.set(bytes, literal);
+  }
+  return literal;
+}
+
+function jsonStringLiteral(bytes: Buffer): Buffer {
   const out: Buffer[] = [Buffer.from('"')];
   let start = 0;
   for (let i = 0; i < bytes.length; i++) {
