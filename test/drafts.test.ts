@@ -146,8 +146,8 @@ describe("POST /drafts and GET /drafts", () => {
       [[dmDraft([99999999999999])], "Invalid user ID 99999999999999"],
       [[dmDraft([other.id, 999999])], "Invalid user ID 999999"],
       // NUL is refused wherever client JSON is decoded (docs/security.md), before Zulip's content and topic checks.
-      [[{ type: "", to: [], topic: "", content: "Some regular \u0000 content here" }], "drafts contains a NUL character"],
-      [[channelDraft(channel, { topic: "thinking about \u0000" })], "drafts contains a NUL character"],
+      [[{ type: "", to: [], topic: "", content: "Some regular \u0000 content here" }], 'drafts[0]["content"] contains a NUL character'],
+      [[channelDraft(channel, { topic: "thinking about \u0000" })], 'drafts[0]["topic"] contains a NUL character'],
       [[channelDraft(channel, { content: "   " })], 'drafts[0]["content"] cannot be blank'],
       [[channelDraft(channel, { type: "channel" })], 'Invalid drafts[0]["type"]'],
       [[channelDraft(channel, { to: ["x"] })], 'drafts[0]["to"][0] is not an integer'],

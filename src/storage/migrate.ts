@@ -78,6 +78,9 @@ export async function migrateToLatest(storage: Storage, context: MigrationContex
     db: storage.db,
     provider: { getMigrations: async () => migrations },
     ...(schema ? { migrationTableSchema: schema } : {}),
+    // Migrations are independent of each other's order: one written on a
+    // branch that lands after a higher-numbered one still runs where it is missing.
+    allowUnorderedMigrations: true,
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error) {
