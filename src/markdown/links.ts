@@ -48,7 +48,7 @@ const WORD_AT_RE = /[\p{L}\p{N}_]/uy;
 /** Length (1 or 2 code units) of the Unicode word character at i, or 0. */
 function wordLength(src: string, i: number): number {
   const c = src.charCodeAt(i);
-  if (c < 0x80) return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f ? 1 : 0;
+  if (c < 0x80) return isAsciiWord(c) ? 1 : 0;
   WORD_AT_RE.lastIndex = i;
   return WORD_AT_RE.test(src) ? WORD_AT_RE.lastIndex - i : 0;
 }
@@ -93,8 +93,7 @@ export class UrlScanner {
   matchAt(pos: number): UrlMatch | null {
     const src = this.src;
     if (pos >= src.length) return null;
-    const c = src.charCodeAt(pos);
-    if (isSpace(c) || !mayStartUrl(src, pos)) return null;
+    if (!mayStartUrl(src, pos)) return null;
     this.locateChunk(pos);
     const end =
       this.schemeUrl(pos) ??
@@ -286,13 +285,44 @@ export class UrlScanner {
  * must start with a scheme, "bitcoin:", an e-mail's "name@", or "label." and
  * a word character ("a.-b.com" is not a URL, "a.b-c.com" is).
  */
-function mayStartUrl(src: string, pos: number): boolean {
-  if (src.startsWith("http://", pos) || src.startsWith("https://", pos) || src.startsWith("bitcoin:", pos)) return true;
+export function mayStartUrl(src: string, pos: number): boolean {
+  let c = src.charCodeAt(pos);
+  if (c === 0x68 && (src.startsWith("http://", pos) || src.startsWith("https://", pos))) return true;
+  if (c === 0x62 && src.startsWith("bitcoin:", pos)) return true;
+  // Most words are plain ASCII: decide them in one pass over a lookup table.
+  let i = pos;
+  while (c < 0x80 && ASCII_URL_CLASS[c]! & (WORD | HYPHEN)) c = src.charCodeAt(++i);
+  if (c >= 0x80) return mayStartUrlSlow(src, pos);
+  if (c === 0x2e && i > pos) {
+    const next = src.charCodeAt(i + 1);
+    if (next < 0x80 ? ASCII_URL_CLASS[next]! & WORD : wordLength(src, i + 1) > 0) return true;
+  }
+  while (c < 0x80 && ASCII_URL_CLASS[c]!) c = src.charCodeAt(++i);
+  if (c >= 0x80) return mayStartUrlSlow(src, pos);
+  return i > pos && c === 0x40;
+}
+
+const WORD = 1;
+const HYPHEN = 2;
+const DOT = 4;
+const ASCII_URL_CLASS = new Uint8Array(0x80);
+for (let c = 0; c < 0x80; c++) {
+  if ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f) ASCII_URL_CLASS[c] = WORD;
+}
+ASCII_URL_CLASS[0x2d] = HYPHEN;
+ASCII_URL_CLASS[0x2e] = DOT;
+
+/** mayStartUrl for text with non-ASCII characters (Unicode word characters). */
+function mayStartUrlSlow(src: string, pos: number): boolean {
   let i = pos;
   for (let n = labelLength(src, i); n > 0; n = labelLength(src, i)) i += n;
   if (i > pos && src.charCodeAt(i) === 0x2e && wordLength(src, i + 1) > 0) return true;
   for (let n = localLength(src, i); n > 0; n = localLength(src, i)) i += n;
   return i > pos && src.charCodeAt(i) === 0x40;
+}
+
+function isAsciiWord(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || c === 0x5f;
 }
 
 function hostCharLength(src: string, i: number): number {

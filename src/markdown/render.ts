@@ -60,8 +60,9 @@ function preprocess(content: string, orderedListStarts: Map<number, number>): st
     if (hasTab) raw = expandTabs(raw);
     let line = /^[ ]*$/.test(raw) ? "" : raw;
 
-    const indent = line.length - line.trimStart().length;
-    const fm = indent <= 3 && isFenceCandidate(line, indent, line.length) ? FENCE_LINE_RE.exec(line) : null;
+    let lead = 0;
+    while (lead < 4 && line.charCodeAt(lead) === 0x20) lead++;
+    const fm = lead < 4 && isFenceCandidate(line, lead, line.length) ? FENCE_LINE_RE.exec(line) : null;
     if (fm) {
       const top = fences[fences.length - 1];
       if (top && !fm[2] && fm[1] === top.fence) fences.pop();
@@ -72,6 +73,7 @@ function preprocess(content: string, orderedListStarts: Map<number, number>): st
     } else if (!fences[fences.length - 1]?.code) {
       // (Nothing is pushed over a code fence: one open is always on top.)
       const item = HR_RE.test(line) ? null : LIST_ITEM_RE.exec(line);
+      const indent = line.length - line.trimStart().length;
       if (item && (stack.length > 0 || indent < 4)) {
         // Ordered items are all written "1." (markdown-it lets only a list
         // starting at 1 interrupt a paragraph); the number is put back as the

@@ -28,6 +28,7 @@ import {
   URL_BOUNDARY_RE,
   encodeChannel,
   hashUtilEncode,
+  mayStartUrl,
   rewriteLocalLink,
   sanitizeUrl,
   thumbnailUrl,
@@ -598,8 +599,13 @@ function ruleAutolink(state: StateInline, silent: boolean): boolean {
   if (c < 0x2d || (c > 0x39 && c < 0x41) || (c > 0x5a && c < 0x5f) || c === 0x60 || (c > 0x7a && c < 0x80)) {
     return false;
   }
+  // Most words end here, before any lookup (this rule runs at every word).
+  return mayStartUrl(src, pos) && autolinkAt(state, pos, silent);
+}
+
+function autolinkAt(state: StateInline, pos: number, silent: boolean): boolean {
   const scans = scansOf(state);
-  const m = (scans.urls ??= new UrlScanner(src)).matchAt(pos);
+  const m = (scans.urls ??= new UrlScanner(state.src)).matchAt(pos);
   if (!m || m.end > state.posMax) return false;
   const sanitized = sanitizeUrl(m.url);
   if (sanitized === null) return false;
@@ -857,6 +863,14 @@ const fenceEnds = new WeakMap<StateBlock, Map<number, FenceEnd>>();
 
 /** The line that closes the fence opened at `startLine` (or endLine if none). */
 function findFenceEnd(state: StateBlock, startLine: number, endLine: number, info: FenceInfo): number {
+  if (!isContainer(info.lang)) {
+    // Code and math hold no fences: scanned once, by their own rule.
+    for (let line = startLine + 1; line < endLine; line++) {
+      if (!state.isEmpty(line) && state.sCount[line]! < state.blkIndent) return line;
+      if (closesFence(state, line, info.fence)) return line;
+    }
+    return endLine;
+  }
   let memo = fenceEnds.get(state);
   if (!memo) {
     memo = new Map();
