@@ -101,6 +101,16 @@ describe("POST /json/login", () => {
     assertError(await t.api(user, "GET", "/session"), 404, "BAD_REQUEST");
   });
 
+  test("a sign-in another site makes the browser send (Sec-Fetch-Site: cross-site): 403 CSRF_FAILED, no cookie", async () => {
+    const user = await freshUser();
+    const cross = await t.json(null, "POST", "/login", { username: user.email, password: user.password }, { headers: { "sec-fetch-site": "cross-site" } });
+    assertError(cross, 403, "CSRF_FAILED", "CSRF error: Cross-site sign-in refused.");
+    assert.equal(cross.headers.get("set-cookie"), null);
+    for (const site of ["same-origin", "same-site", "none"]) {
+      assertSuccess(await t.json(null, "POST", "/login", { username: user.email, password: user.password }, { headers: { "sec-fetch-site": site } }));
+    }
+  });
+
   test("signing in again with a cookie ends the old session", async () => {
     const user = await freshUser();
     const first = await t.login(user);
