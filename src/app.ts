@@ -39,11 +39,14 @@ import { invitationRoutes, joinPageRoutes } from "./routes/invitations.ts";
 import { userStatusRoutes } from "./routes/user-status.ts";
 import { mutedUsersRoutes } from "./routes/muted-users.ts";
 import { draftsRoutes } from "./routes/drafts.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
+import { passwordResetPageRoutes } from "./routes/password-reset.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
   ...serverSettingsRoutes,
   ...authRoutes,
+  ...sessionRoutes,
   ...userRoutes,
   ...settingsRoutes,
   ...userGroupsRoutes,
@@ -230,5 +233,6 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   uploadFileRoutes(app, services, methods);
   realmEmojiFileRoutes(app, services, methods);
   joinPageRoutes(app, services, methods);
+  passwordResetPageRoutes(app, services, methods);
   return app;
 }
