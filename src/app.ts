@@ -39,12 +39,14 @@ import { invitationRoutes, joinPageRoutes } from "./routes/invitations.ts";
 import { userStatusRoutes } from "./routes/user-status.ts";
 import { mutedUsersRoutes } from "./routes/muted-users.ts";
 import { draftsRoutes } from "./routes/drafts.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
 import { webClientRoutes } from "./routes/web-client.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
   ...serverSettingsRoutes,
   ...authRoutes,
+  ...sessionRoutes,
   ...userRoutes,
   ...settingsRoutes,
   ...userGroupsRoutes,

@@ -56,6 +56,8 @@ export interface Config {
    * believed, so per-IP limits see the client's address, not the proxy's.
    */
   trustedProxies: string[];
+  /** How long a browser session lasts from sign-in, in seconds (Zulip's SESSION_COOKIE_AGE: two weeks). */
+  sessionAgeSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -150,6 +152,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     rateLimiting: boolFrom(env, "RATE_LIMITING", true),
     apiRateLimitPerMinute: intFrom(env, "API_RATE_LIMIT_PER_MINUTE", 200, 1, 1_000_000),
     trustedProxies: listFrom(env, "TRUSTED_PROXIES"),
+    sessionAgeSeconds: intFrom(env, "SESSION_AGE_SECONDS", 14 * 24 * 3600, 60, 10 * 365 * 24 * 3600),
     ...overrides,
     // Follows the data directory, including one given as an override.
     uploadsDir: overrides.uploadsDir ?? path.join(overrides.dataDir ?? dataDir, "uploads"),

@@ -59,6 +59,16 @@ export function unauthorized(msg = "Not logged in: API authentication or user se
   return new ApiError(401, "UNAUTHORIZED", msg, {}, BASIC_CHALLENGE);
 }
 
+/** HTTP 401 on /json without a (live) session: Zulip asks for session authentication there, not Basic. */
+export function sessionRequired(): ApiError {
+  return new ApiError(401, "UNAUTHORIZED", "Not logged in: API authentication or user session required", {}, { "WWW-Authenticate": 'Session realm="zulip"' });
+}
+
+/** Zulip's CsrfFailureError: HTTP 403, Django's reason in the message and as `reason`. */
+export function csrfFailed(reason: string): ApiError {
+  return new ApiError(403, "CSRF_FAILED", `CSRF error: ${reason}`, { reason });
+}
+
 export function invalidApiKey(): ApiError {
   return new ApiError(401, "INVALID_API_KEY", "Invalid API key", {}, BASIC_CHALLENGE);
 }

@@ -40,6 +40,21 @@ export interface RequestOptions {
   /** How parameters travel; default: query string for GET, urlencoded body otherwise. */
   encoding?: Encoding;
   headers?: Record<string, string>;
+  /** Where the path goes: /api/v1 (default) or /json. */
+  prefix?: string;
+}
+
+/** A browser signed in with POST /json/login: its cookie and the session's CSRF token. */
+export interface BrowserSession {
+  userId: number;
+  /** The Cookie header a browser would send: parley_session=… */
+  cookie: string;
+  csrfToken: string;
+}
+
+export interface JsonRequestOptions extends RequestOptions {
+  /** The X-CSRFToken sent on unsafe methods: the session's by default; null sends none. */
+  csrf?: string | null;
 }
 
 export type Params = Record<string, unknown>;
@@ -55,6 +70,10 @@ export interface TestApp {
   /** Events of `type` (and `op`, if given) that reached `userId`. */
   eventsFor(userId: number, type: string, op?: string): ClientEvent[];
   api(user: TestUser | null, method: string, urlPath: string, params?: Params, options?: RequestOptions): Promise<ApiResponse>;
+  /** Signs `user` in at POST /json/login (asserting success). */
+  login(user: TestUser): Promise<BrowserSession>;
+  /** A call to /json<urlPath> as a browser with `session` (null: no cookie), with its CSRF token on unsafe methods. */
+  json(session: BrowserSession | null, method: string, urlPath: string, params?: Params, options?: JsonRequestOptions): Promise<ApiResponse>;
   createUser(name: string, role?: number, options?: { bot?: boolean; botOwnerId?: number }): Promise<TestUser>;
   /** IDs of the active users, system bots excepted: who organization-wide events go to. Ascending. */
   activeUserIds(): Promise<number[]>;
@@ -88,7 +107,7 @@ async function request(baseUrl: string, user: TestUser | null, method: string, u
   const encoding = options.encoding ?? (method === "GET" ? "query" : "form");
   const headers: Record<string, string> = { ...options.headers };
   if (user) headers.authorization = basicAuth(user.email, user.apiKey);
-  let url = `${baseUrl}/api/v1${urlPath}`;
+  let url = `${baseUrl}${options.prefix ?? "/api/v1"}${urlPath}`;
   let body: string | FormData | undefined;
   const entries = Object.entries(params).map(([k, v]) => [k, encodeValue(v)] as [string, string]);
   if (encoding === "query") {
@@ -113,6 +132,17 @@ async function request(baseUrl: string, user: TestUser | null, method: string, u
     // Non-JSON bodies are returned as text so a test can show what came back.
   }
   return { status: response.status, headers: response.headers, body: parsed };
+}
+
+/** A browser's call to /json: the session cookie, and the CSRF token on unsafe methods. */
+export function jsonRequest(baseUrl: string, session: BrowserSession | null, method: string, urlPath: string, params: Params = {}, options: JsonRequestOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = {};
+  if (session) {
+    headers.cookie = session.cookie;
+    const csrf = options.csrf === undefined ? session.csrfToken : options.csrf;
+    if (csrf !== null && !["GET", "HEAD"].includes(method)) headers["x-csrftoken"] = csrf;
+  }
+  return request(baseUrl, null, method, urlPath, params, { ...options, prefix: "/json", headers: { ...headers, ...options.headers } });
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
@@ -215,6 +245,14 @@ async function populate(config: Config, storage: Storage, cleanup: () => Promise
     eventsFor: (userId, type, op) =>
       events.filter((n) => n.userIds.includes(userId) && n.event.type === type && (op === undefined || n.event.op === op)).map((n) => n.event),
     api: (user, method, urlPath, params = {}, options = {}) => request(baseUrl, user, method, urlPath, params, options),
+    login: async (user) => {
+      const reply = await request(baseUrl, null, "POST", "/login", { username: user.email, password: user.password }, { prefix: "/json" });
+      const body = assertSuccess(reply);
+      const cookie = /^(parley_session=[^;]*)/.exec(reply.headers.get("set-cookie") ?? "")?.[1];
+      assert.ok(cookie, `no session cookie: ${reply.headers.get("set-cookie")}`);
+      return { userId: body.user_id, cookie, csrfToken: body.csrf_token };
+    },
+    json: (session, method, urlPath, params = {}, options = {}) => jsonRequest(baseUrl, session, method, urlPath, params, options),
     createUser: make,
     activeUserIds: async () => {
       const rows = await services.storage.db

@@ -1,16 +1,23 @@
 // The one mechanism every API endpoint goes through: authentication, declared
 // parameters, the success envelope with ignored_parameters_unsupported, and
-// the method table that lets unknown methods get a 405.
+// the method table that lets unknown methods get a 405. Each endpoint is
+// served twice: at /api/v1/<path> for API clients (HTTP Basic with an API
+// key) and at /json/<path> for the browser (the session cookie, and the
+// session's CSRF token on unsafe methods), with the same handler.
 import type { OutgoingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { authenticateApiKey, type Authenticated } from "../actions/auth.ts";
+import { authenticateSession, csrfTokenMatches, type BrowserSession } from "../actions/sessions.ts";
 import type { Services } from "../services.ts";
 import { isAdmin } from "../domain/roles.ts";
-import { mustBeAdmin, rateLimited, unauthorized } from "../errors.ts";
+import { csrfFailed, mustBeAdmin, rateLimited, unauthorized } from "../errors.ts";
 import { API_BY_IP_RULE, apiByUserRule, type RateLimitRule } from "../rate-limit.ts";
 import { collectRawParams, parseParams, type ParamShape, type ParamsOf } from "./params.ts";
+import { clearSessionCookie, sessionToken } from "./session-cookie.ts";
 
 export const API_PREFIX = "/api/v1";
+/** Where the browser calls the API, signed in by its session cookie (Zulip's /json). */
+export const JSON_PREFIX = "/json";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
@@ -36,15 +43,28 @@ export class DeferredJson {
 export interface PublicRequest {
   services: Services;
   http: FastifyRequest;
+  /** For the headers a handler must set itself (the session cookie). */
+  reply: FastifyReply;
 }
 
-export interface ApiRequest extends PublicRequest, Authenticated {}
+export interface ApiRequest extends PublicRequest, Authenticated {
+  /** The browser session that signed the request in: set on /json, undefined on /api/v1. */
+  session: BrowserSession | undefined;
+}
+
+/**
+ * Where an endpoint is served: "both" (the default) at /api/v1/<path> and
+ * /json/<path>; "api" only at /api/v1 (the endpoints that hand out API keys,
+ * which never reach a page); "json" only at /json (browser sign-in).
+ */
+export type Surface = "both" | "api" | "json";
 
 interface RouteSpecBase<S extends ParamShape> {
   method: HttpMethod;
-  /** Path under /api/v1, with :name for path parameters. */
+  /** Path under /api/v1 and /json, with :name for path parameters. */
   path: string;
   params: S;
+  surface?: Surface;
 }
 
 export interface AuthedRouteSpec<S extends ParamShape> extends RouteSpecBase<S> {
@@ -148,52 +168,75 @@ function successBody(data: ReplyData | void, ignored: string[]): ReplyData {
   return body;
 }
 
+/** The prefixes a route is served under. */
+export function routePrefixes(route: Route): string[] {
+  const surface = route.surface ?? "both";
+  return surface === "both" ? [API_PREFIX, JSON_PREFIX] : surface === "api" ? [API_PREFIX] : [JSON_PREFIX];
+}
+
+/** A registered API route's path without its prefix (/api/v1 or /json); undefined for other routes. */
+export function routePathOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  for (const prefix of [API_PREFIX, JSON_PREFIX]) if (url.startsWith(`${prefix}/`)) return url.slice(prefix.length);
+  return undefined;
+}
+
+/** Methods that change state: on /json they need the session's CSRF token (Django's rule: all but GET, HEAD, OPTIONS, TRACE). */
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS", "TRACE"]);
+
 export function registerRoutes(app: FastifyInstance, services: Services, methods: MethodTable, routes: readonly Route[]): void {
   for (const route of routes) {
-    const url = API_PREFIX + route.path;
-    const pathNames = pathParamNames(route.path);
-    methods.add(url, route.method);
-    app.route({
-      method: route.method,
-      url,
-      // Credentials are checked before the body is read, so strangers cannot make the server buffer uploads.
-      onRequest:
-        route.auth === "api"
-          ? async (request: FastifyRequest, reply: FastifyReply) => {
-              let authed: Authenticated;
-              try {
-                authed = await authenticate(services, request);
-              } catch (error) {
-                // Bad credentials count against the address, like unauthenticated calls.
-                limitByIp(services, request, reply);
-                throw error;
-              }
-              const bucket = route.rateLimitBucket === undefined ? "" : `:${route.rateLimitBucket}`;
-              applyRateLimit(services, reply, `user:${authed.user.id}${bucket}`, apiByUserRule(services.config.apiRateLimitPerMinute));
-              authenticated.set(request, authed);
-            }
-          : async (request: FastifyRequest, reply: FastifyReply) => limitByIp(services, request, reply),
-      handler: async (request: FastifyRequest, reply: FastifyReply) => {
-        const authed = authenticated.get(request);
-        // Not kept for the life of the request: a waiting long-poll would hold its own copy of the user and organization rows.
-        authenticated.delete(request);
-        if (route.auth === "api" && route.adminOnly && !isAdmin(authed!.user.role)) throw mustBeAdmin();
-        const raw = collectRawParams(request.query, request.body, request.headers["content-type"]?.startsWith("application/json") ?? false);
-        Object.assign(raw, request.params as Record<string, string>);
-        const { values, ignored } = parseParams(route.params, raw, pathNames);
-        const data =
-          route.auth === "api"
-            ? await route.handler({ services, http: request, ...authed! }, values)
-            : await route.handler({ services, http: request }, values);
-        if (data instanceof DeferredJson) {
-          reply.hijack();
-          data.start((members, closeConnection) => writeJson(reply, successJson(members, ignored), closeConnection));
-          return;
-        }
-        return reply.send(successBody(data, ignored));
-      },
-    });
+    for (const prefix of routePrefixes(route)) registerRoute(app, services, methods, route, prefix);
   }
+}
+
+function registerRoute(app: FastifyInstance, services: Services, methods: MethodTable, route: Route, prefix: string): void {
+  const url = prefix + route.path;
+  const browser = prefix === JSON_PREFIX;
+  const pathNames = pathParamNames(route.path);
+  methods.add(url, route.method);
+  app.route({
+    method: route.method,
+    url,
+    // Credentials are checked before the body is read, so strangers cannot make the server buffer uploads.
+    onRequest:
+      route.auth === "api"
+        ? async (request: FastifyRequest, reply: FastifyReply) => {
+            let authed: AuthenticatedRequest;
+            try {
+              authed = browser ? await authenticateBrowser(services, request, reply) : await authenticate(services, request);
+            } catch (error) {
+              // Bad credentials count against the address, like unauthenticated calls.
+              limitByIp(services, request, reply);
+              throw error;
+            }
+            // Django's CsrfViewMiddleware runs before the view (and its rate limits).
+            if (authed.session && !SAFE_METHODS.has(request.method)) checkCsrf(request, authed.session);
+            const bucket = route.rateLimitBucket === undefined ? "" : `:${route.rateLimitBucket}`;
+            applyRateLimit(services, reply, `user:${authed.user.id}${bucket}`, apiByUserRule(services.config.apiRateLimitPerMinute));
+            authenticated.set(request, authed);
+          }
+        : async (request: FastifyRequest, reply: FastifyReply) => limitByIp(services, request, reply),
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const authed = authenticated.get(request);
+      // Not kept for the life of the request: a waiting long-poll would hold its own copy of the user and organization rows.
+      authenticated.delete(request);
+      if (route.auth === "api" && route.adminOnly && !isAdmin(authed!.user.role)) throw mustBeAdmin();
+      const raw = collectRawParams(request.query, request.body, request.headers["content-type"]?.startsWith("application/json") ?? false);
+      Object.assign(raw, request.params as Record<string, string>);
+      const { values, ignored } = parseParams(route.params, raw, pathNames);
+      const data =
+        route.auth === "api"
+          ? await route.handler({ services, http: request, reply, user: authed!.user, realm: authed!.realm, session: authed!.session }, values)
+          : await route.handler({ services, http: request, reply }, values);
+      if (data instanceof DeferredJson) {
+        reply.hijack();
+        data.start((members, closeConnection) => writeJson(reply, successJson(members, ignored), closeConnection));
+        return;
+      }
+      return reply.send(successBody(data, ignored));
+    },
+  });
 }
 
 /**
@@ -215,9 +258,47 @@ export function limitByIp(services: Services, request: FastifyRequest, reply: Fa
   applyRateLimit(services, reply, `ip:${request.ip}`, API_BY_IP_RULE);
 }
 
-const authenticated = new WeakMap<FastifyRequest, Authenticated>();
+/** Who sent a request, and through which browser session if it came to /json. */
+interface AuthenticatedRequest extends Authenticated {
+  session?: BrowserSession;
+}
+
+const authenticated = new WeakMap<FastifyRequest, AuthenticatedRequest>();
 
 async function authenticate(services: Services, request: FastifyRequest): Promise<Authenticated> {
   const { email, apiKey } = basicCredentials(request.headers.authorization);
   return authenticateApiKey(services, email, apiKey);
+}
+
+/**
+ * /json: the session cookie, and nothing else (an Authorization header is
+ * ignored there, as Zulip's /json views ignore it). A cookie that names no
+ * live session is taken back from the browser with the 401.
+ */
+async function authenticateBrowser(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<AuthenticatedRequest> {
+  const token = sessionToken(request);
+  try {
+    return await authenticateSession(services, token);
+  } catch (error) {
+    if (token !== undefined) clearSessionCookie(services.config, request, reply);
+    throw error;
+  }
+}
+
+/** Django's CSRF check of an unsafe /json request: X-CSRFToken must be the session's token. */
+function checkCsrf(request: FastifyRequest, session: BrowserSession): void {
+  const sent = request.headers["x-csrftoken"];
+  if (sent === undefined || sent === "") throw csrfFailed("CSRF token missing.");
+  if (typeof sent !== "string" || !csrfTokenMatches(session, sent)) throw csrfFailed("CSRF token incorrect.");
+}
+
+/**
+ * The file routes outside /api/v1 and /json (uploads, the avatar redirect):
+ * HTTP Basic when the request has an Authorization header, else the browser's
+ * session cookie, as Zulip serves uploads to the web app's session.
+ */
+export async function authenticateFileRequest(services: Services, request: FastifyRequest): Promise<Authenticated> {
+  if (request.headers.authorization !== undefined || sessionToken(request) === undefined) return authenticate(services, request);
+  const { user, realm } = await authenticateSession(services, sessionToken(request));
+  return { user, realm };
 }

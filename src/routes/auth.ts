@@ -14,6 +14,8 @@ export const authRoutes = [
     method: "POST",
     path: "/fetch_api_key",
     auth: "none",
+    // An API key never reaches a page: browsers sign in at /json/login instead.
+    surface: "api",
     params: { username: param.string().required(), password: param.string().required() },
     handler: async ({ services }, { username, password }) => ({ ...(await fetchApiKey(services, username, password)) }),
   }),
@@ -21,6 +23,7 @@ export const authRoutes = [
     method: "POST",
     path: "/dev_fetch_api_key",
     auth: "none",
+    surface: "api",
     params: { username: param.string().required() },
     handler: async (request, { username }) => {
       requireDevMode(request);

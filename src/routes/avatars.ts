@@ -14,7 +14,6 @@
 import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { authenticateApiKey } from "../actions/auth.ts";
 import { deleteAvatar, deleteRealmIcon, uploadAvatar, uploadRealmIcon } from "../actions/avatars.ts";
 import { storedFilePath } from "../actions/uploads.ts";
 import {
@@ -30,7 +29,7 @@ import {
   realmIconStoragePaths,
 } from "../domain/avatar.ts";
 import { noSuchUser } from "../errors.ts";
-import { basicCredentials, defineRoute, type MethodTable } from "../http/route.ts";
+import { authenticateFileRequest, defineRoute, type MethodTable } from "../http/route.ts";
 import { identiconPng } from "../images.ts";
 import { EMOJI_DATA_PATH, emojiDataFile } from "../queries/emoji-data.ts";
 import { getRealm, getUserById, getUserByLoginEmail } from "../queries/users.ts";
@@ -165,8 +164,7 @@ export function avatarFileRoutes(app: FastifyInstance, services: Services, metho
 
   // Zulip's /avatar/{email_or_id}: a redirect to the user's avatar, for clients that have credentials but no avatar_url.
   const redirectToAvatar = (medium: boolean) => async (request: FastifyRequest<{ Params: { email_or_id: string } }>, reply: FastifyReply) => {
-    const { email, apiKey } = basicCredentials(request.headers.authorization);
-    const { realm } = await authenticateApiKey(services, email, apiKey);
+    const { realm } = await authenticateFileRequest(services, request);
     const key = request.params.email_or_id;
     const user = /^[0-9]+$/.test(key) ? await getUserById(db(), realm.id, Number(key)) : await getUserByLoginEmail(db(), realm.id, key);
     if (!user) throw noSuchUser();

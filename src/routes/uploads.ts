@@ -13,7 +13,6 @@ import { finished, pipeline } from "node:stream/promises";
 import type { MultipartFile } from "@fastify/multipart";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { actorFor } from "../actions/actor.ts";
-import { authenticateApiKey } from "../actions/auth.ts";
 import {
   deleteAttachment,
   newIncomingPath,
@@ -41,7 +40,7 @@ import {
 } from "../domain/uploads.ts";
 import { ApiError, badRequest, missingArgument } from "../errors.ts";
 import { param } from "../http/params.ts";
-import { API_PREFIX, basicCredentials, defineRoute, type MethodTable } from "../http/route.ts";
+import { authenticateFileRequest, defineRoute, routePathOf, type MethodTable } from "../http/route.ts";
 import { attachmentById, attachmentByPathId, attachmentsOwnedBy, canAccessAttachment, realmUploadSpaceUsed } from "../queries/attachments.ts";
 import type { Services } from "../services.ts";
 import type { Attachment, Realm, User } from "../storage/schema.ts";
@@ -61,15 +60,17 @@ interface FileLimit {
  * avatars and the organization icon (MAX_AVATAR_FILE_SIZE_MIB, MAX_ICON_FILE_SIZE_MIB).
  */
 const FILE_ENDPOINTS: Readonly<Record<string, (config: Config) => FileLimit>> = {
-  [`${API_PREFIX}/user_uploads`]: (config) => ({ maxBytes: maxUploadBytes(config.maxFileUploadSizeMib), tooLarge: () => fileTooLarge(config.maxFileUploadSizeMib) }),
-  [`${API_PREFIX}/realm/emoji/:emoji_name`]: () => ({ maxBytes: maxEmojiFileBytes(), tooLarge: emojiFileTooLarge }),
-  [`${API_PREFIX}/users/me/avatar`]: () => ({ maxBytes: maxUploadBytes(MAX_AVATAR_FILE_SIZE_MIB), tooLarge: () => imageFileTooLarge(MAX_AVATAR_FILE_SIZE_MIB) }),
-  [`${API_PREFIX}/realm/icon`]: () => ({ maxBytes: maxUploadBytes(MAX_ICON_FILE_SIZE_MIB), tooLarge: () => imageFileTooLarge(MAX_ICON_FILE_SIZE_MIB) }),
+  "/user_uploads": (config) => ({ maxBytes: maxUploadBytes(config.maxFileUploadSizeMib), tooLarge: () => fileTooLarge(config.maxFileUploadSizeMib) }),
+  "/realm/emoji/:emoji_name": () => ({ maxBytes: maxEmojiFileBytes(), tooLarge: emojiFileTooLarge }),
+  "/users/me/avatar": () => ({ maxBytes: maxUploadBytes(MAX_AVATAR_FILE_SIZE_MIB), tooLarge: () => imageFileTooLarge(MAX_AVATAR_FILE_SIZE_MIB) }),
+  "/realm/icon": () => ({ maxBytes: maxUploadBytes(MAX_ICON_FILE_SIZE_MIB), tooLarge: () => imageFileTooLarge(MAX_ICON_FILE_SIZE_MIB) }),
 };
 
 function fileEndpoint(request: FastifyRequest): ((config: Config) => FileLimit) | undefined {
-  const url = request.routeOptions.url;
-  return request.method === "POST" && url !== undefined && Object.hasOwn(FILE_ENDPOINTS, url) ? FILE_ENDPOINTS[url] : undefined;
+  if (request.method !== "POST") return undefined;
+  // The same endpoint under /api/v1 and /json.
+  const path = routePathOf(request.routeOptions.url);
+  return path !== undefined && Object.hasOwn(FILE_ENDPOINTS, path) ? FILE_ENDPOINTS[path] : undefined;
 }
 
 /** The file limit of the endpoint a request goes to, if it is one that keeps files. */
@@ -303,15 +304,14 @@ interface FileParams {
 
 /**
  * Registers the file-serving routes (and the clean-up of temporary upload
- * files). The authenticated routes take the API's HTTP Basic credentials,
- * since Parley has no browser sessions.
+ * files). The authenticated routes take the API's HTTP Basic credentials or
+ * the browser's session cookie, as Zulip's do.
  */
 export function uploadFileRoutes(app: FastifyInstance, services: Services, methods: MethodTable): void {
   const { config } = services;
 
   const serve = (forceDownload: boolean) => async (request: FastifyRequest<{ Params: FileParams }>, reply: FastifyReply) => {
-    const { email, apiKey } = basicCredentials(request.headers.authorization);
-    const { realm, user } = await authenticateApiKey(services, email, apiKey);
+    const { realm, user } = await authenticateFileRequest(services, request);
     const lookup = await attachmentForViewer(services, realm, user, `${request.params.realm_id}/${request.params["*"]}`);
     if ("missing" in lookup) return htmlError(reply, 404, NOT_FOUND);
     if ("forbidden" in lookup) return htmlError(reply, 403, FORBIDDEN);

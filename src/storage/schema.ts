@@ -398,6 +398,23 @@ export interface PresenceSequenceTable {
   last_update_id: number;
 }
 
+/** A signed-in browser (issue 20): the cookie's token is stored as its SHA-256. */
+export interface SessionTable {
+  token_hash: string;
+  user_id: number;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** A one-time password reset link's token, as its SHA-256. */
+export interface PasswordResetTokenTable {
+  token_hash: string;
+  user_id: number;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface LoginFailureTable {
   key: string;
   window_start: number;
@@ -479,6 +496,8 @@ export interface Database {
   push_device_tokens: PushDeviceTokenTable;
   push_devices: PushDeviceTable;
   login_failures: LoginFailureTable;
+  sessions: SessionTable;
+  password_reset_tokens: PasswordResetTokenTable;
   custom_profile_fields: CustomProfileFieldTable;
   custom_profile_field_values: CustomProfileFieldValueTable;
   user_statuses: UserStatusTable;
@@ -551,3 +570,4 @@ export type PushDeviceToken = Selectable<PushDeviceTokenTable>;
 export type PushDevice = Selectable<PushDeviceTable>;
 export type CustomProfileField = Selectable<CustomProfileFieldTable>;
 export type CustomProfileFieldValue = Selectable<CustomProfileFieldValueTable>;
+export type Session = Selectable<SessionTable>;
