@@ -14,6 +14,7 @@ import { conversationNarrow, messageMatches, narrowKey, type Narrow } from "../m
 import { topicDisplayName } from "../model/realm.ts";
 import { unreadsStore, useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
+import { Avatar } from "./Avatar.tsx";
 import { emojiFromCode, prepareHtml } from "./rendered.ts";
 
 interface Row {
@@ -128,7 +129,7 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
     <div className="message-row">
       {row.showHeader && <RecipientHeader message={message} selfId={selfId} />}
       <article className={classes.join(" ").replace(/\s+/g, " ").trim()} data-message-id={message.id > 0 ? message.id : undefined} aria-label={`Message from ${message.sender_full_name}`}>
-        <div className="message-gutter">{row.showSender && message.avatar_url && <img className="avatar" src={message.avatar_url} alt="" loading="lazy" />}</div>
+        <div className="message-gutter">{row.showSender && <Avatar url={message.avatar_url} name={message.sender_full_name} />}</div>
         <div className="message-main">
           {row.showSender && (
             <div className="message-meta">
