@@ -92,7 +92,8 @@ function channelLink(page: Page, name: string): Locator {
 /** The unread count beside a channel in the sidebar ("" when there is none). */
 async function channelCount(page: Page, streamId: number): Promise<string> {
   const badge = sidebar(page).locator(`li[data-stream-id="${streamId}"] > .channel-row > .unread-count`);
-  return (await badge.count()) === 0 ? "" : ((await badge.textContent()) ?? "");
+  // allTextContents does not wait: a badge that just went away reads as "".
+  return (await badge.allTextContents()).join("");
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeout = WAIT): Promise<void> {
@@ -258,7 +259,7 @@ describe("web client", () => {
     assert.deepEqual(pageErrors, []);
   });
 
-  test("reconnects after the event queue is lost, then shows what it missed", async () => {
+  test("reconnects after the event queue is lost or the network breaks, then shows what it missed", async () => {
     const ops = await createChannel("ops", [t.users.member, t.users.admin]);
     const max = await newPage();
     await logIn(max, t.users.member);
@@ -269,6 +270,15 @@ describe("web client", () => {
     for (const queue of [...queuesOf(queues, t.users.member.id)]) queues.delete(queue);
     await send(t.users.admin, ops, "status", "All systems go");
     await max.getByText("All systems go").waitFor();
+
+    // The network breaks: polls fail, the page says it is reconnecting; when it comes back, what was sent meanwhile arrives.
+    await max.route("**/json/events?*", (route) => route.abort("connectionrefused"));
+    // A poll already waiting is answered by this message's event; the next one fails.
+    await send(t.users.admin, ops, "status", "During the break");
+    await max.getByRole("status").filter({ hasText: "Reconnecting…" }).waitFor();
+    await max.unroute("**/json/events?*");
+    await max.getByText("During the break").waitFor();
+    await max.getByText("Reconnecting…").waitFor({ state: "hidden" });
     assert.deepEqual(pageErrors, []);
   });
 
