@@ -222,6 +222,28 @@ describe("web client", () => {
     assert.deepEqual(pageErrors, []);
   });
 
+  test("direct messages: opened from People, echoed, counted unread for the other person, read when seen", async () => {
+    const max = await newPage();
+    const adam = await newPage();
+    await logIn(max, t.users.member);
+    await logIn(adam, t.users.admin);
+    await sidebar(max).getByRole("link", { name: "Adam Admin", exact: true }).click();
+    await max.waitForFunction((id) => location.hash === `#narrow/dm/${id}-dm`, t.users.admin.id);
+    // No topic in a direct conversation.
+    assert.equal(await max.getByRole("textbox", { name: "Topic", exact: true }).count(), 0);
+    await max.getByRole("textbox", { name: "Message", exact: true }).fill("Psst, a private word");
+    await max.getByRole("textbox", { name: "Message", exact: true }).press("Enter");
+    await max.getByText("Psst, a private word").waitFor();
+
+    const dmCount = adam.getByRole("list", { name: "Views" }).getByRole("listitem").filter({ hasText: "Direct messages" }).locator(".unread-count");
+    await waitFor("Adam's DM count", async () => (await dmCount.allTextContents()).join("") === "1");
+    const conversation = adam.getByRole("list", { name: "Direct message conversations" }).getByRole("link", { name: "Max Member", exact: true });
+    await conversation.click();
+    await adam.getByText("Psst, a private word").waitFor();
+    await waitFor("Adam's DM count cleared", async () => (await dmCount.allTextContents()).join("") === "");
+    assert.deepEqual(pageErrors, []);
+  });
+
   test("unread counts go down as messages are seen, and follow reads on other devices", async () => {
     const news = await createChannel("news", [t.users.member, t.users.admin]);
     const other = await createChannel("elsewhere", [t.users.member, t.users.admin]);

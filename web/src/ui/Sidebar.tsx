@@ -9,6 +9,7 @@ import { topicDisplayName } from "../model/realm.ts";
 import { topicsStore, useTopics } from "../model/topics.ts";
 import { useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
+import { PeopleList } from "./PeopleList.tsx";
 
 function Count({ n, label }: { n: number; label?: string }) {
   if (n <= 0) return null;
@@ -124,6 +125,7 @@ export function Sidebar({ view }: { view: View }) {
           );
         })}
       </ul>
+      <PeopleList view={view} />
     </nav>
   );
 }
