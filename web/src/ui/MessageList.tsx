@@ -198,9 +198,11 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
   const atBottom = useRef(true);
   const scrolledFor = useRef<string | null>(null);
 
+  // Fetched when first shown, and again whenever the store dropped it (a new event queue, a move or star it could not apply in place).
+  const missing = list === undefined;
   useEffect(() => {
-    void messagesStore.open(narrow);
-  }, [key]); // eslint-disable-line react-hooks/exhaustive-deps
+    if (missing) void messagesStore.open(narrow);
+  }, [key, missing]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const rows = useMemo(() => {
     if (!list) return [];
