@@ -177,6 +177,25 @@ describe("web client", () => {
     assert.deepEqual(pageErrors, []);
   });
 
+  test("the invitation link's sign-up lands in the web client signed in; Forgot your password? opens the reset form", async () => {
+    const invite = assertSuccess(await t.api(t.users.admin, "POST", "/invites/multiuse", { invite_expires_in_minutes: 60, invite_as: 400 }));
+    const link = new URL(invite.invite_link as string);
+    const page = await newPage();
+    await page.goto(t.url + link.pathname);
+    await page.getByLabel("Email").fill("newcomer@example.com");
+    await page.getByLabel("Full name").fill("Nina Newcomer");
+    await page.getByLabel("Password").fill("a-good-long-password");
+    await page.getByRole("button", { name: "Sign up" }).click();
+    await sidebar(page).waitFor();
+    assert.equal(new URL(page.url()).pathname, "/");
+    await page.getByRole("button", { name: "Nina Newcomer" }).click();
+    await page.getByRole("menuitem", { name: "Log out" }).click();
+    await page.getByRole("link", { name: "Forgot your password?" }).click();
+    await page.waitForURL(/\/accounts\/password\/reset\/$/);
+    await page.getByLabel("Email").waitFor();
+    assert.deepEqual(pageErrors, []);
+  });
+
   test("two people chat in real time: local echo, live delivery, typing notices", async () => {
     const lunch = await createChannel("lunch", [t.users.member, t.users.admin]);
     const max = await newPage();
