@@ -300,6 +300,28 @@ describe("web client", () => {
     assert.deepEqual(pageErrors, []);
   });
 
+  test("long histories: the list is virtualized and scrolls back page by page to the first message", async () => {
+    const history = await createChannel("history", [t.users.member, t.users.admin]);
+    const total = 260;
+    for (let i = 1; i <= total; i++) await send(t.users.admin, history, "archive", `History line ${i}`);
+    assertSuccess(await t.api(t.users.member, "POST", "/mark_stream_as_read", { stream_id: history }));
+    const max = await newPage();
+    await logIn(max, t.users.member);
+    await max.goto(`${t.url}/#narrow/channel/${history}-history`);
+    // Nothing unread: the list opens at the newest message.
+    await max.getByText(`History line ${total}`, { exact: true }).waitFor();
+    const rendered = () => max.locator("article.message").count();
+    assert.ok((await rendered()) < 60, `${await rendered()} rows in the DOM`);
+    const list = max.getByRole("log", { name: "Messages" });
+    await waitFor("the first message after scrolling back", async () => {
+      await list.evaluate((el) => el.scrollTo(0, 0));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return (await max.getByText("History line 1", { exact: true }).count()) > 0;
+    }, 60_000);
+    assert.ok((await rendered()) < 60, `${await rendered()} rows in the DOM after scrolling back`);
+    assert.deepEqual(pageErrors, []);
+  });
+
   test("reconnects after the event queue is lost or the network breaks, then shows what it missed", async () => {
     const ops = await createChannel("ops", [t.users.member, t.users.admin]);
     const max = await newPage();

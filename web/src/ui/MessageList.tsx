@@ -10,6 +10,7 @@ import type { Message, Reaction } from "../api/types.ts";
 import { useChannels } from "../model/channels.ts";
 import { messagesStore, useMessages, type OutboxMessage } from "../model/messages.ts";
 import { hrefFor } from "../model/navigation.ts";
+import { reading } from "../model/reading.ts";
 import { conversationNarrow, messageMatches, narrowKey, type Narrow } from "../model/narrow.ts";
 import { topicDisplayName } from "../model/realm.ts";
 import { unreadsStore, useUnreads } from "../model/unreads.ts";
@@ -169,25 +170,6 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
   );
 });
 
-/** Sends read flags for what has been seen, batched, at most once per message. */
-const pendingRead = new Set<number>();
-let readTimer: ReturnType<typeof setTimeout> | null = null;
-const requested = new Set<number>();
-function markSeen(ids: number[]): void {
-  for (const id of ids) if (!requested.has(id)) pendingRead.add(id);
-  if (pendingRead.size === 0 || readTimer !== null) return;
-  readTimer = setTimeout(() => {
-    readTimer = null;
-    const batch = [...pendingRead];
-    pendingRead.clear();
-    for (const id of batch) requested.add(id);
-    // The unread counts change when the server's update_message_flags event comes back.
-    api.post("/messages/flags", { messages: batch, op: "add", flag: "read" }).catch(() => {
-      for (const id of batch) requested.delete(id);
-    });
-  }, 150);
-}
-
 export function MessageList({ narrow }: { narrow: Narrow }) {
   const key = narrowKey(narrow);
   const list = useMessages((s) => s.lists[key]);
@@ -269,7 +251,7 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
         if (id !== undefined && id > 0 && unreadsStore.isUnread(id)) seen.push(id);
       }
     }
-    if (seen.length > 0) markSeen(seen);
+    if (seen.length > 0) reading.seen(seen);
   }, [rows, virtualizer]);
 
   const unreadVersion = useUnreads((s) => s.version);
