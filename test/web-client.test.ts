@@ -238,6 +238,13 @@ describe("web client", () => {
     // Each message once: the local echo was replaced by the real one, not added to.
     assert.equal(await max.getByText("Shall we get pizza?").count(), 1);
     assert.equal(await max.getByText("Margherita for me").count(), 1);
+
+    // Search finds it through the server's full-text search narrow.
+    await max.getByRole("searchbox", { name: "Search" }).fill("margherita");
+    await max.getByRole("searchbox", { name: "Search" }).press("Enter");
+    await max.waitForFunction(() => location.hash === "#narrow/search/margherita");
+    await max.getByText("Margherita for me").waitFor();
+    assert.equal(await max.getByText("Shall we get pizza?").count(), 0);
     assert.deepEqual(pageErrors, []);
   });
 

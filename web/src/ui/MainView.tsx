@@ -10,6 +10,7 @@ import { userName, useUsers } from "../model/users.ts";
 import { Compose } from "./Compose.tsx";
 import { Inbox } from "./Inbox.tsx";
 import { MessageList } from "./MessageList.tsx";
+import { SearchBox } from "./SearchBox.tsx";
 import { Sidebar } from "./Sidebar.tsx";
 import { TypingNotice } from "./TypingNotice.tsx";
 import { UserMenu } from "./UserMenu.tsx";
@@ -83,6 +84,7 @@ export function MainView() {
         <a className="brand" href="#inbox">
           {realmName || "Parley"}
         </a>
+        <SearchBox />
         <ConnectionBanner />
         <UserMenu />
       </header>
