@@ -13,7 +13,7 @@ import { realmForRequest } from "./auth.ts";
 import { hashPassword } from "./credentials.ts";
 import { afterPasswordChange, createSession, hashToken, randomToken, type NewSession } from "./sessions.ts";
 
-/** How long a reset link works (Django's PASSWORD_RESET_TIMEOUT default: one day). */
+/** How long a reset link works (the sessions contract: 24 hours; Django's default is three days). */
 export const RESET_TOKEN_SECONDS = 24 * 3600;
 
 /** Reset emails per account (Zulip's password_reset_form_by_email rule): 2 an hour, 5 a day. */
