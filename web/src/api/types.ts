@@ -1,0 +1,93 @@
+// The shapes of the server's objects this client reads (Zulip's API names).
+
+export interface Reaction {
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: "unicode_emoji" | "realm_emoji" | "zulip_extra_emoji";
+  user_id: number;
+}
+
+export interface DisplayRecipient {
+  id: number;
+  email: string;
+  full_name: string;
+}
+
+export interface Message {
+  id: number;
+  sender_id: number;
+  sender_full_name: string;
+  sender_email: string;
+  avatar_url: string | null;
+  type: "stream" | "private";
+  stream_id?: number;
+  subject: string;
+  display_recipient: string | DisplayRecipient[];
+  content: string;
+  timestamp: number;
+  flags: string[];
+  reactions: Reaction[];
+  last_edit_timestamp?: number;
+  last_moved_timestamp?: number;
+}
+
+export interface User {
+  user_id: number;
+  email: string;
+  full_name: string;
+  avatar_url: string | null;
+  is_active: boolean;
+  is_bot: boolean;
+  role: number;
+  timezone?: string;
+}
+
+export interface Subscription {
+  stream_id: number;
+  name: string;
+  description: string;
+  color: string;
+  invite_only: boolean;
+  is_muted: boolean;
+  pin_to_top: boolean;
+  is_archived?: boolean;
+}
+
+export interface UnreadMsgs {
+  pms: { other_user_id: number; unread_message_ids: number[] }[];
+  streams: { stream_id: number; topic: string; unread_message_ids: number[] }[];
+  huddles: { user_ids_string: string; unread_message_ids: number[] }[];
+  mentions: number[];
+}
+
+export interface RegisterResponse {
+  queue_id: string;
+  last_event_id: number;
+  zulip_feature_level: number;
+  user_id: number;
+  email: string;
+  full_name: string;
+  realm_name: string;
+  realm_users: User[];
+  realm_non_active_users?: User[];
+  cross_realm_bots?: User[];
+  subscriptions: Subscription[];
+  unread_msgs: UnreadMsgs;
+  presences?: Record<string, PresenceInfo>;
+  server_timestamp?: number;
+  max_message_length?: number;
+  max_topic_length?: number;
+  realm_empty_topic_display_name?: string;
+  user_topics?: { stream_id: number; topic_name: string; visibility_policy: number }[];
+}
+
+/** Slim presence: per user id, the last active and last connected times (seconds). */
+export interface PresenceInfo {
+  active_timestamp?: number;
+  idle_timestamp?: number;
+  aggregated?: { status: string; timestamp: number };
+}
+
+// Events are read field by field where they are applied.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ServerEvent = { type: string; id: number; op?: string; [key: string]: any };

@@ -1,0 +1,94 @@
+// Applies one server event to the stores. The only place, after /register,
+// where the client's state changes.
+import type { Message, ServerEvent } from "../api/types.ts";
+import { channelsStore } from "./channels.ts";
+import { messagesStore } from "./messages.ts";
+import { presenceStore } from "./presence.ts";
+import { reading } from "./reading.ts";
+import { realmStore } from "./realm.ts";
+import { topicsStore } from "./topics.ts";
+import { typingStore } from "./typing.ts";
+import { unreadsStore } from "./unreads.ts";
+import { usersStore, useUsers } from "./users.ts";
+
+export function applyEvent(event: ServerEvent): void {
+  const selfId = useUsers.getState().selfId;
+  switch (event.type) {
+    case "message": {
+      const message = { ...(event.message as Message), flags: (event.flags as string[]) ?? [] };
+      messagesStore.addMessage(message, (event.local_message_id ?? event.local_id) as string | undefined);
+      unreadsStore.addMessage(message, selfId);
+      if (message.type === "stream" && message.stream_id !== undefined) topicsStore.noteMessage(message.stream_id, message.subject, message.id);
+      break;
+    }
+    case "update_message": {
+      messagesStore.updateMessage(event as unknown as Parameters<typeof messagesStore.updateMessage>[0]);
+      if (event.new_stream_id !== undefined || event.subject !== undefined) {
+        const ids: number[] = event.message_ids ?? [event.message_id];
+        unreadsStore.move(ids, event.new_stream_id ?? event.stream_id, event.subject ?? event.orig_subject ?? "");
+        if (event.stream_id !== undefined) topicsStore.invalidate(event.stream_id);
+        if (event.new_stream_id !== undefined) topicsStore.invalidate(event.new_stream_id);
+      }
+      break;
+    }
+    case "delete_message": {
+      const ids: number[] = event.message_ids ?? [event.message_id];
+      messagesStore.deleteMessages(ids);
+      unreadsStore.remove(ids);
+      break;
+    }
+    case "update_message_flags": {
+      const op = event.op as "add" | "remove";
+      const ids: number[] = event.messages ?? [];
+      messagesStore.updateFlags(op, event.flag, ids, event.all === true);
+      if (event.flag === "read") {
+        if (op === "add") {
+          if (event.all) unreadsStore.markAllRead();
+          else unreadsStore.markRead(ids);
+        } else {
+          reading.forget(ids);
+          if (event.message_details) unreadsStore.markUnread(event.message_details, selfId);
+        }
+      }
+      break;
+    }
+    case "reaction":
+      messagesStore.reaction(event.op as "add" | "remove", event.message_id, {
+        emoji_name: event.emoji_name,
+        emoji_code: event.emoji_code,
+        reaction_type: event.reaction_type,
+        user_id: event.user_id,
+      });
+      break;
+    case "typing":
+      typingStore.apply(event as unknown as Parameters<typeof typingStore.apply>[0], selfId);
+      break;
+    case "presence":
+      if (event.presences) presenceStore.apply(event.presences);
+      break;
+    case "realm_user":
+      if (event.op === "add") usersStore.add(event.person);
+      else if (event.op === "update") usersStore.update(event.person);
+      else if (event.op === "remove") usersStore.remove(event.person.user_id);
+      break;
+    case "subscription":
+      if (event.op === "add") channelsStore.addSubscriptions(event.subscriptions);
+      else if (event.op === "remove") channelsStore.removeSubscriptions((event.subscriptions as { stream_id: number }[]).map((s) => s.stream_id));
+      else if (event.op === "update") channelsStore.updateSubscription(event.stream_id, event.property, event.value);
+      break;
+    case "stream":
+      if (event.op === "update") channelsStore.updateChannel(event.stream_id, event.property, event.value);
+      else if (event.op === "delete") channelsStore.removeSubscriptions((event.streams as { stream_id: number }[]).map((s) => s.stream_id));
+      break;
+    case "user_topic":
+      channelsStore.setTopicPolicy(event.stream_id, event.topic_name, event.visibility_policy);
+      break;
+    case "realm":
+      if (event.op === "update") realmStore.applyUpdate(event.property, event.value);
+      else if (event.op === "update_dict") realmStore.applyUpdateDict(event.data ?? {});
+      break;
+    default:
+      // heartbeat and the events this client does not show yet.
+      break;
+  }
+}

@@ -1,0 +1,325 @@
+// Messages: one table of the messages the client holds (by id), a message
+// list per narrow (the ids in order, what is known about either end), and
+// the outbox of messages being sent (local echo). Lists are fetched from
+// GET /messages; after that only events change them.
+import { create } from "zustand";
+import { api, ApiError } from "../api/client.ts";
+import type { Message, Reaction } from "../api/types.ts";
+import { apiNarrow, messageMatches, narrowKey, type Narrow } from "./narrow.ts";
+import { useUsers } from "./users.ts";
+
+export interface MessageList {
+  narrow: Narrow;
+  ids: number[];
+  foundOldest: boolean;
+  foundNewest: boolean;
+  /** The first fetch has not answered yet. */
+  loading: boolean;
+  loadingOlder: boolean;
+  loadingNewer: boolean;
+  error: string | null;
+  /** Where the list was opened (the first unread, or the newest): the view scrolls there once. */
+  anchorId: number | null;
+}
+
+export interface OutboxMessage {
+  localId: string;
+  /** What the message will look like, for matching narrows and drawing the echo. */
+  draft: Message;
+  state: "sending" | "sent" | "failed";
+  error?: string;
+  /** The server's id once POST /messages answered. */
+  messageId?: number;
+}
+
+export interface MessagesState {
+  byId: Record<number, Message>;
+  lists: Record<string, MessageList>;
+  outbox: OutboxMessage[];
+}
+
+export const useMessages = create<MessagesState>(() => ({ byId: {}, lists: {}, outbox: [] }));
+
+const PAGE = 100;
+const FIRST_PAGE = 50;
+let generation = 0;
+
+function sortedUnique(ids: number[]): number[] {
+  return [...new Set(ids)].sort((a, b) => a - b);
+}
+
+function selfId(): number {
+  return useUsers.getState().selfId;
+}
+
+function storeMessages(messages: Message[]): void {
+  if (messages.length === 0) return;
+  useMessages.setState((s) => {
+    const byId = { ...s.byId };
+    for (const m of messages) byId[m.id] = m;
+    return { byId };
+  });
+}
+
+function patchList(key: string, patch: (list: MessageList) => Partial<MessageList>): void {
+  useMessages.setState((s) => {
+    const list = s.lists[key];
+    if (!list) return s;
+    return { lists: { ...s.lists, [key]: { ...list, ...patch(list) } } };
+  });
+}
+
+interface FetchReply {
+  messages: Message[];
+  found_oldest: boolean;
+  found_newest: boolean;
+  found_anchor: boolean;
+  anchor: number;
+}
+
+async function fetchMessages(narrow: Narrow, anchor: number | "first_unread" | "newest", before: number, after: number, includeAnchor = true): Promise<FetchReply> {
+  return api.get<FetchReply>("/messages", {
+    anchor: typeof anchor === "number" ? String(anchor) : anchor,
+    num_before: before,
+    num_after: after,
+    include_anchor: includeAnchor,
+    narrow: apiNarrow(narrow),
+    apply_markdown: true,
+    client_gravatar: false,
+  });
+}
+
+let localCounter = 0;
+
+export const messagesStore = {
+  /** Forget everything (a new event queue: what we hold may have missed events). */
+  reset(): void {
+    generation += 1;
+    useMessages.setState({ byId: {}, lists: {}, outbox: useMessages.getState().outbox.filter((o) => o.state !== "sent") });
+  },
+
+  /** Opens a narrow's list: fetched around the first unread unless already held. */
+  async open(narrow: Narrow, force = false): Promise<void> {
+    const key = narrowKey(narrow);
+    const existing = useMessages.getState().lists[key];
+    if (existing && !force && !existing.error) return;
+    const gen = generation;
+    useMessages.setState((s) => ({
+      lists: {
+        ...s.lists,
+        [key]: { narrow, ids: [], foundOldest: false, foundNewest: false, loading: true, loadingOlder: false, loadingNewer: false, error: null, anchorId: null },
+      },
+    }));
+    try {
+      const reply = await fetchMessages(narrow, "first_unread", FIRST_PAGE, FIRST_PAGE);
+      if (gen !== generation) return;
+      storeMessages(reply.messages);
+      const ids = reply.messages.map((m) => m.id);
+      const anchorId = reply.found_anchor ? reply.anchor : (ids.at(-1) ?? null);
+      patchList(key, () => ({ ids: sortedUnique(ids), foundOldest: reply.found_oldest, foundNewest: reply.found_newest, loading: false, anchorId }));
+    } catch (error) {
+      if (gen !== generation) return;
+      patchList(key, () => ({ loading: false, error: error instanceof Error ? error.message : String(error) }));
+    }
+  },
+
+  async loadOlder(key: string): Promise<void> {
+    const list = useMessages.getState().lists[key];
+    if (!list || list.loading || list.loadingOlder || list.foundOldest || list.ids.length === 0) return;
+    const gen = generation;
+    patchList(key, () => ({ loadingOlder: true }));
+    try {
+      const reply = await fetchMessages(list.narrow, list.ids[0]!, PAGE, 0, false);
+      if (gen !== generation) return;
+      storeMessages(reply.messages);
+      patchList(key, (l) => ({ ids: sortedUnique([...reply.messages.map((m) => m.id), ...l.ids]), foundOldest: reply.found_oldest, loadingOlder: false }));
+    } catch (error) {
+      if (gen !== generation) return;
+      patchList(key, () => ({ loadingOlder: false, error: error instanceof Error ? error.message : String(error) }));
+    }
+  },
+
+  async loadNewer(key: string): Promise<void> {
+    const list = useMessages.getState().lists[key];
+    if (!list || list.loading || list.loadingNewer || list.foundNewest || list.ids.length === 0) return;
+    const gen = generation;
+    patchList(key, () => ({ loadingNewer: true }));
+    try {
+      const reply = await fetchMessages(list.narrow, list.ids.at(-1)!, 0, PAGE, false);
+      if (gen !== generation) return;
+      storeMessages(reply.messages);
+      patchList(key, (l) => ({ ids: sortedUnique([...l.ids, ...reply.messages.map((m) => m.id)]), foundNewest: reply.found_newest, loadingNewer: false }));
+    } catch (error) {
+      if (gen !== generation) return;
+      patchList(key, () => ({ loadingNewer: false, error: error instanceof Error ? error.message : String(error) }));
+    }
+  },
+
+  // ---- events ----
+
+  /** A message event: into the table, onto the end of every complete list it belongs to; its echo leaves the outbox. */
+  addMessage(message: Message, localId: string | undefined): void {
+    const me = selfId();
+    useMessages.setState((s) => {
+      const lists = { ...s.lists };
+      for (const [key, list] of Object.entries(lists)) {
+        if (!list.foundNewest || list.loading) continue;
+        if (messageMatches(list.narrow, message, me) !== true) continue;
+        if (list.ids.includes(message.id)) continue;
+        lists[key] = { ...list, ids: sortedUnique([...list.ids, message.id]) };
+      }
+      const outbox = s.outbox.filter((o) => o.localId !== localId && o.messageId !== message.id);
+      return { byId: { ...s.byId, [message.id]: message }, lists, outbox };
+    });
+  },
+
+  updateMessage(event: {
+    message_id: number;
+    message_ids?: number[];
+    rendered_content?: string;
+    content?: string;
+    edit_timestamp?: number;
+    stream_id?: number;
+    new_stream_id?: number;
+    subject?: string;
+    orig_subject?: string;
+    is_me_message?: boolean;
+    rendering_only?: boolean;
+  }): void {
+    const me = selfId();
+    useMessages.setState((s) => {
+      const byId = { ...s.byId };
+      const ids = event.message_ids ?? [event.message_id];
+      const moved = event.new_stream_id !== undefined || event.subject !== undefined;
+      for (const id of ids) {
+        const m = byId[id];
+        if (!m) continue;
+        const next: Message = { ...m };
+        if (id === event.message_id && event.rendered_content !== undefined) {
+          next.content = event.rendered_content;
+          if (!event.rendering_only && event.edit_timestamp !== undefined) next.last_edit_timestamp = event.edit_timestamp;
+        }
+        if (moved) {
+          if (event.new_stream_id !== undefined) next.stream_id = event.new_stream_id;
+          if (event.subject !== undefined) next.subject = event.subject;
+          if (event.edit_timestamp !== undefined) next.last_moved_timestamp = event.edit_timestamp;
+        }
+        byId[id] = next;
+      }
+      if (!moved) return { byId };
+      // Moved messages leave the lists they no longer belong to; lists they now belong to are refetched when opened.
+      const lists = { ...s.lists };
+      for (const [key, list] of Object.entries(lists)) {
+        const kept = list.ids.filter((id) => !ids.includes(id) || messageMatches(list.narrow, byId[id]!, me) !== false);
+        if (kept.length !== list.ids.length) lists[key] = { ...list, ids: kept };
+        else if (ids.some((id) => byId[id] && !list.ids.includes(id) && messageMatches(list.narrow, byId[id]!, me) === true)) delete lists[key];
+      }
+      return { byId, lists };
+    });
+  },
+
+  deleteMessages(ids: number[]): void {
+    const gone = new Set(ids);
+    useMessages.setState((s) => {
+      const byId = { ...s.byId };
+      for (const id of ids) delete byId[id];
+      const lists = { ...s.lists };
+      for (const [key, list] of Object.entries(lists)) {
+        if (list.ids.some((id) => gone.has(id))) lists[key] = { ...list, ids: list.ids.filter((id) => !gone.has(id)) };
+      }
+      return { byId, lists };
+    });
+  },
+
+  updateFlags(op: "add" | "remove", flag: string, ids: number[], all: boolean): void {
+    useMessages.setState((s) => {
+      const byId = { ...s.byId };
+      const targets = all ? Object.keys(byId).map(Number) : ids;
+      for (const id of targets) {
+        const m = byId[id];
+        if (!m) continue;
+        const has = m.flags.includes(flag);
+        if (op === "add" && !has) byId[id] = { ...m, flags: [...m.flags, flag] };
+        if (op === "remove" && has) byId[id] = { ...m, flags: m.flags.filter((f) => f !== flag) };
+      }
+      // Starring adds to or removes from the starred list; it is refetched next time when it cannot be patched.
+      const lists = { ...s.lists };
+      if (flag === "starred" && lists.starred) delete lists.starred;
+      return { byId, lists };
+    });
+  },
+
+  reaction(op: "add" | "remove", messageId: number, reaction: Reaction): void {
+    useMessages.setState((s) => {
+      const m = s.byId[messageId];
+      if (!m) return s;
+      const same = (r: Reaction) => r.user_id === reaction.user_id && r.emoji_code === reaction.emoji_code && r.reaction_type === reaction.reaction_type;
+      const reactions = op === "add" ? (m.reactions.some(same) ? m.reactions : [...m.reactions, reaction]) : m.reactions.filter((r) => !same(r));
+      return { byId: { ...s.byId, [messageId]: { ...m, reactions } } };
+    });
+  },
+
+  // ---- sending ----
+
+  /** Sends a message with local echo; the echo is replaced by the real message when its event arrives. */
+  async send(
+    target: { type: "stream"; streamId: number; streamName: string; topic: string } | { type: "private"; userIds: number[] },
+    content: string,
+    queueId: string | null,
+  ): Promise<void> {
+    const me = useUsers.getState().byId[selfId()];
+    localCounter += 1;
+    const localId = `${Date.now()}.${localCounter}`;
+    const users = useUsers.getState().byId;
+    const draft: Message = {
+      id: -localCounter,
+      sender_id: selfId(),
+      sender_full_name: me?.full_name ?? "",
+      sender_email: me?.email ?? "",
+      avatar_url: me?.avatar_url ?? null,
+      type: target.type,
+      subject: target.type === "stream" ? target.topic : "",
+      display_recipient:
+        target.type === "stream"
+          ? target.streamName
+          : [...new Set([...target.userIds, selfId()])].map((id) => ({ id, email: users[id]?.email ?? "", full_name: users[id]?.full_name ?? "" })),
+      content: "",
+      timestamp: Math.floor(Date.now() / 1000),
+      flags: ["read"],
+      reactions: [],
+      ...(target.type === "stream" ? { stream_id: target.streamId } : {}),
+    };
+    const entry: OutboxMessage = { localId, draft: { ...draft, content: escapeText(content) }, state: "sending" };
+    useMessages.setState((s) => ({ outbox: [...s.outbox, entry] }));
+    const params =
+      target.type === "stream"
+        ? { type: "stream", to: target.streamId, topic: target.topic, content }
+        : { type: "direct", to: target.userIds, content };
+    try {
+      const reply = await api.post<{ id: number }>("/messages", { ...params, ...(queueId ? { queue_id: queueId, local_id: localId } : {}) });
+      useMessages.setState((s) => {
+        // The event may have come first; then the echo is gone already.
+        if (s.byId[reply.id]) return { outbox: s.outbox.filter((o) => o.localId !== localId) };
+        return { outbox: s.outbox.map((o) => (o.localId === localId ? { ...o, state: "sent", messageId: reply.id } : o)) };
+      });
+    } catch (error) {
+      const message = error instanceof ApiError ? error.message : String(error);
+      useMessages.setState((s) => ({ outbox: s.outbox.map((o) => (o.localId === localId ? { ...o, state: "failed", error: message } : o)) }));
+    }
+  },
+
+  dismissFailed(localId: string): void {
+    useMessages.setState((s) => ({ outbox: s.outbox.filter((o) => o.localId !== localId) }));
+  },
+
+  listKey: narrowKey,
+};
+
+/** The text of an unsent message as HTML for its echo: its paragraphs, escaped (the server renders the real one). */
+function escapeText(text: string): string {
+  const escaped = text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return escaped
+    .split(/\n{2,}/)
+    .map((p) => `<p>${p.replace(/\n/g, "<br>")}</p>`)
+    .join("");
+}

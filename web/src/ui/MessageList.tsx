@@ -1,0 +1,316 @@
+// The message list of a narrow: virtualized (only the rows on screen are in
+// the DOM), opened at the first unread, older pages fetched when scrolled
+// near the top, kept at the bottom as messages arrive when it was there, and
+// marking what is seen as read.
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { format, isSameDay } from "date-fns";
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef } from "react";
+import { api } from "../api/client.ts";
+import type { Message, Reaction } from "../api/types.ts";
+import { useChannels } from "../model/channels.ts";
+import { messagesStore, useMessages, type OutboxMessage } from "../model/messages.ts";
+import { hrefFor } from "../model/navigation.ts";
+import { reading } from "../model/reading.ts";
+import { conversationNarrow, messageMatches, narrowKey, type Narrow } from "../model/narrow.ts";
+import { topicDisplayName } from "../model/realm.ts";
+import { unreadsStore, useUnreads } from "../model/unreads.ts";
+import { userName, useUsers } from "../model/users.ts";
+import { Avatar } from "./Avatar.tsx";
+import { emojiFromCode, prepareHtml } from "./rendered.ts";
+
+interface Row {
+  key: string;
+  message: Message;
+  local?: OutboxMessage;
+  showHeader: boolean;
+  showSender: boolean;
+  showDate: boolean;
+}
+
+function conversationOf(m: Message): string {
+  if (m.type === "stream") return `s:${m.stream_id}:${m.subject.toLowerCase()}`;
+  const ids = Array.isArray(m.display_recipient) ? m.display_recipient.map((r) => r.id).sort((a, b) => a - b) : [];
+  return `d:${ids.join(",")}`;
+}
+
+function buildRows(messages: { message: Message; local?: OutboxMessage }[]): Row[] {
+  const rows: Row[] = [];
+  let prev: Message | undefined;
+  for (const { message, local } of messages) {
+    const date = new Date(message.timestamp * 1000);
+    const showDate = !prev || !isSameDay(new Date(prev.timestamp * 1000), date);
+    const showHeader = !prev || showDate || conversationOf(prev) !== conversationOf(message);
+    const showSender = showHeader || !prev || prev.sender_id !== message.sender_id || message.timestamp - prev.timestamp > 600;
+    rows.push({ key: local ? `local-${local.localId}` : String(message.id), message, local, showHeader, showSender, showDate });
+    prev = message;
+  }
+  return rows;
+}
+
+function RecipientHeader({ message, selfId }: { message: Message; selfId: number }) {
+  const sub = useChannels((s) => (message.stream_id !== undefined ? s.subscriptions[message.stream_id] : undefined));
+  const date = format(new Date(message.timestamp * 1000), "EEE, MMM d");
+  if (message.type === "stream" && message.stream_id !== undefined) {
+    const channel: Narrow = { kind: "channel", streamId: message.stream_id };
+    const name = sub?.name ?? (typeof message.display_recipient === "string" ? message.display_recipient : "");
+    return (
+      <div className="recipient-header stream" style={{ borderColor: sub?.color }}>
+        <a className="recipient-channel" href={hrefFor({ kind: "messages", narrow: channel })} style={{ background: sub?.color }}>
+          #{name}
+        </a>
+        <span className="recipient-sep" aria-hidden="true">
+          ›
+        </span>
+        <a className="recipient-topic" href={hrefFor({ kind: "messages", narrow: conversationNarrow(message, selfId) })}>
+          {topicDisplayName(message.subject)}
+        </a>
+        <span className="recipient-date">{date}</span>
+      </div>
+    );
+  }
+  const others = Array.isArray(message.display_recipient) ? message.display_recipient.filter((r) => r.id !== selfId) : [];
+  const label = others.length === 0 ? "You (notes to self)" : `You and ${others.map((r) => userName(r.id) || r.full_name).join(", ")}`;
+  return (
+    <div className="recipient-header dm">
+      <a className="recipient-topic" href={hrefFor({ kind: "messages", narrow: conversationNarrow(message, selfId) })}>
+        {label}
+      </a>
+      <span className="recipient-date">{date}</span>
+    </div>
+  );
+}
+
+function Reactions({ message, selfId }: { message: Message; selfId: number }) {
+  const groups = useMemo(() => {
+    const map = new Map<string, { reaction: Reaction; users: number[] }>();
+    for (const r of message.reactions) {
+      const key = `${r.reaction_type}:${r.emoji_code}`;
+      const g = map.get(key) ?? { reaction: r, users: [] };
+      g.users.push(r.user_id);
+      map.set(key, g);
+    }
+    return [...map.values()];
+  }, [message.reactions]);
+  if (groups.length === 0) return null;
+  const toggle = (r: Reaction, mine: boolean) => {
+    const params = { emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type };
+    void (mine ? api.delete(`/messages/${message.id}/reactions`, params) : api.post(`/messages/${message.id}/reactions`, params)).catch(() => undefined);
+  };
+  return (
+    <div className="reactions">
+      {groups.map(({ reaction, users }) => {
+        const mine = users.includes(selfId);
+        const glyph = reaction.reaction_type === "unicode_emoji" ? (emojiFromCode(reaction.emoji_code) ?? `:${reaction.emoji_name}:`) : `:${reaction.emoji_name}:`;
+        return (
+          <button
+            type="button"
+            key={`${reaction.reaction_type}:${reaction.emoji_code}`}
+            className={mine ? "reaction mine" : "reaction"}
+            aria-pressed={mine}
+            title={`${users.map(userName).join(", ")} reacted with :${reaction.emoji_name}:`}
+            aria-label={`${reaction.emoji_name}: ${users.length}`}
+            onClick={() => toggle(reaction, mine)}
+          >
+            <span aria-hidden="true">{glyph}</span> {users.length}
+          </button>
+        );
+      })}
+    </div>
+  );
+}
+
+const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId: number }) {
+  const { message, local } = row;
+  const mentionsMe = message.flags.some((f) => f === "mentioned" || f === "stream_wildcard_mentioned" || f === "topic_wildcard_mentioned");
+  const html = useMemo(() => prepareHtml(message.content, selfId, mentionsMe), [message.content, selfId, mentionsMe]);
+  const time = new Date(message.timestamp * 1000);
+  const unread = useUnreads(() => message.id > 0 && unreadsStore.isUnread(message.id));
+  const classes = ["message", row.showSender ? "with-sender" : "continued", unread ? "unread" : "", mentionsMe ? "mentioned" : "", local ? `local ${local.state}` : ""];
+  return (
+    <div className="message-row">
+      {row.showHeader && <RecipientHeader message={message} selfId={selfId} />}
+      <article className={classes.join(" ").replace(/\s+/g, " ").trim()} data-message-id={message.id > 0 ? message.id : undefined} aria-label={`Message from ${message.sender_full_name}`}>
+        <div className="message-gutter">{row.showSender && <Avatar url={message.avatar_url} name={message.sender_full_name} />}</div>
+        <div className="message-main">
+          {row.showSender && (
+            <div className="message-meta">
+              <span className="sender-name">{message.sender_full_name}</span>
+              <time className="message-time" dateTime={time.toISOString()} title={format(time, "PPpp")}>
+                {format(time, "HH:mm")}
+              </time>
+              {message.last_edit_timestamp !== undefined && <span className="edited">(edited)</span>}
+              {message.last_edit_timestamp === undefined && message.last_moved_timestamp !== undefined && <span className="edited">(moved)</span>}
+              {message.flags.includes("starred") && (
+                <span className="starred" aria-label="Starred">
+                  ★
+                </span>
+              )}
+            </div>
+          )}
+          {!row.showSender && (
+            <time className="message-time side" dateTime={time.toISOString()} title={format(time, "PPpp")}>
+              {format(time, "HH:mm")}
+            </time>
+          )}
+          <div className="message_content rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />
+          {!row.showSender && message.last_edit_timestamp !== undefined && <span className="edited">(edited)</span>}
+          <Reactions message={message} selfId={selfId} />
+          {local?.state === "sending" && <div className="send-state">Sending…</div>}
+          {local?.state === "failed" && (
+            <div className="send-state failed" role="alert">
+              Not sent: {local.error}{" "}
+              <button type="button" onClick={() => messagesStore.dismissFailed(local.localId)}>
+                Dismiss
+              </button>
+            </div>
+          )}
+        </div>
+      </article>
+    </div>
+  );
+});
+
+export function MessageList({ narrow }: { narrow: Narrow }) {
+  const key = narrowKey(narrow);
+  const list = useMessages((s) => s.lists[key]);
+  const byId = useMessages((s) => s.byId);
+  const outbox = useMessages((s) => s.outbox);
+  const selfId = useUsers((s) => s.selfId);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+  const scrolledFor = useRef<string | null>(null);
+
+  // Fetched when first shown, and again whenever the store dropped it (a new event queue, a move or star it could not apply in place).
+  const missing = list === undefined;
+  useEffect(() => {
+    if (missing) void messagesStore.open(narrow);
+  }, [key, missing]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const rows = useMemo(() => {
+    if (!list) return [];
+    const items: { message: Message; local?: OutboxMessage }[] = [];
+    for (const id of list.ids) {
+      const m = byId[id];
+      if (m) items.push({ message: m });
+    }
+    if (list.foundNewest) {
+      for (const o of outbox) {
+        if (o.messageId !== undefined && byId[o.messageId]) continue;
+        if (messageMatches(narrow, o.draft, selfId) === true) items.push({ message: o.draft, local: o });
+      }
+    }
+    return buildRows(items);
+  }, [list, byId, outbox, narrow, selfId]);
+
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: (i) => (rows[i]?.showHeader ? 96 : rows[i]?.showSender ? 64 : 32),
+    getItemKey: (i) => rows[i]?.key ?? i,
+    overscan: 8,
+  });
+
+  // Opening: scroll to the anchor (first unread at the top, or the newest at the bottom), once per list.
+  useLayoutEffect(() => {
+    if (!list || list.loading || scrolledFor.current === key || rows.length === 0) return;
+    scrolledFor.current = key;
+    const index = list.anchorId === null ? -1 : rows.findIndex((r) => r.message.id === list.anchorId);
+    const anchorIsLast = index === rows.length - 1 || index < 0;
+    atBottom.current = anchorIsLast;
+    virtualizer.scrollToIndex(anchorIsLast ? rows.length - 1 : index, { align: anchorIsLast ? "end" : "start" });
+  }, [list, key, rows, virtualizer]);
+
+  // Older messages put on top keep the ones on screen where they were.
+  const firstKey = useRef<string | null>(null);
+  useLayoutEffect(() => {
+    const previous = firstKey.current;
+    firstKey.current = rows[0]?.key ?? null;
+    if (previous === null || scrolledFor.current !== key) return;
+    const index = rows.findIndex((r) => r.key === previous);
+    if (index > 0) virtualizer.scrollToIndex(index, { align: "start" });
+  }, [rows, key, virtualizer]);
+
+  // New messages at the end: follow them when the view was at the bottom.
+  const lastKey = rows.at(-1)?.key;
+  useLayoutEffect(() => {
+    if (atBottom.current && rows.length > 0 && scrolledFor.current === key) virtualizer.scrollToIndex(rows.length - 1, { align: "end" });
+  }, [lastKey, key]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const items = virtualizer.getVirtualItems();
+
+  const checkSeen = useCallback(() => {
+    const el = scrollRef.current;
+    if (!el || document.visibilityState !== "visible") return;
+    const top = el.scrollTop;
+    const bottom = top + el.clientHeight;
+    const seen: number[] = [];
+    for (const item of virtualizer.getVirtualItems()) {
+      // Seen: the message's bottom is on screen (or it is taller than the screen and fills it).
+      if (item.end <= bottom + 2 && item.end > top) {
+        const id = rows[item.index]?.message.id;
+        if (id !== undefined && id > 0 && unreadsStore.isUnread(id)) seen.push(id);
+      }
+    }
+    if (seen.length > 0) reading.seen(seen);
+  }, [rows, virtualizer]);
+
+  const unreadVersion = useUnreads((s) => s.version);
+  useEffect(() => {
+    if (list && !list.loading) checkSeen();
+  }, [items.length, list, checkSeen, unreadVersion]);
+  useEffect(() => {
+    const onVisible = () => checkSeen();
+    document.addEventListener("visibilitychange", onVisible);
+    window.addEventListener("focus", onVisible);
+    return () => {
+      document.removeEventListener("visibilitychange", onVisible);
+      window.removeEventListener("focus", onVisible);
+    };
+  }, [checkSeen]);
+
+  const onScroll = () => {
+    const el = scrollRef.current;
+    if (!el) return;
+    atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    if (el.scrollTop < 400 && list && !list.foundOldest) void messagesStore.loadOlder(key);
+    if (atBottom.current && list && !list.foundNewest) void messagesStore.loadNewer(key);
+    checkSeen();
+  };
+
+  // Spoilers open and close on their header (event delegation: the HTML is the server's).
+  const onClick = (e: React.MouseEvent) => {
+    const header = (e.target as HTMLElement).closest(".spoiler-header");
+    if (header && !(e.target as HTMLElement).closest("a")) header.parentElement?.classList.toggle("spoiler-open");
+  };
+
+  if (!list || list.loading) {
+    return (
+      <div className="message-list loading" aria-busy="true">
+        Loading messages…
+      </div>
+    );
+  }
+  return (
+    <div className="message-list" ref={scrollRef} onScroll={onScroll} onClick={onClick} role="log" aria-label="Messages">
+      {list.error && (
+        <div className="list-error" role="alert">
+          Could not load messages: {list.error}{" "}
+          <button type="button" onClick={() => void messagesStore.open(narrow, true)}>
+            Retry
+          </button>
+        </div>
+      )}
+      {list.foundOldest && rows.length === 0 && <div className="list-empty">No messages here yet.</div>}
+      <div className="message-list-inner" style={{ height: virtualizer.getTotalSize() }}>
+        {list.loadingOlder && <div className="loading-older">Loading older messages…</div>}
+        <div className="message-window" style={{ transform: `translateY(${items[0]?.start ?? 0}px)` }}>
+          {items.map((item) => (
+            <div key={item.key} data-index={item.index} ref={virtualizer.measureElement}>
+              <MessageRow row={rows[item.index]!} selfId={selfId} />
+            </div>
+          ))}
+        </div>
+      </div>
+    </div>
+  );
+}
