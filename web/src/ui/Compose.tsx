@@ -317,8 +317,6 @@ export function Compose({ narrow }: { narrow: Narrow }) {
               placeholder={emptyTopicName}
               maxLength={maxTopic}
               value={topic}
-              role="combobox"
-              aria-expanded={topicAc.set !== null}
               aria-controls="topic-suggestions"
               aria-autocomplete="list"
               onChange={(e) => {
@@ -386,8 +384,6 @@ export function Compose({ narrow }: { narrow: Narrow }) {
               rows={2}
               placeholder={target?.type === "stream" ? `Message #${sub?.name ?? ""}` : "Message"}
               value={content}
-              role="combobox"
-              aria-expanded={messageAc.set !== null}
               aria-controls="message-suggestions"
               aria-autocomplete="list"
               onChange={(e) => {
