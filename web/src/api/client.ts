@@ -87,6 +87,23 @@ export async function call<T = Record<string, unknown>>(method: "GET" | "POST" |
   throw new ApiError(response.status, code, msg, json);
 }
 
+/** POST /json/user_uploads with one file (multipart, as Zulip's clients send it): the file's URL on this server. */
+export async function uploadFile(file: File, signal?: AbortSignal): Promise<{ url: string; filename: string }> {
+  const form = new FormData();
+  form.append("file", file, file.name);
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (csrfToken !== null) headers["x-csrftoken"] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch("/json/user_uploads", { method: "POST", headers, body: form, credentials: "same-origin", signal });
+  } catch {
+    throw new ApiError(0, "NETWORK_ERROR", "Cannot reach the server");
+  }
+  const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  if (response.ok && json.result === "success") return { url: String(json.url ?? json.uri), filename: String(json.filename ?? file.name) };
+  throw new ApiError(response.status, typeof json.code === "string" ? json.code : "BAD_REQUEST", typeof json.msg === "string" ? json.msg : `Upload failed (${response.status})`, json);
+}
+
 export const api = {
   get: <T = Record<string, unknown>>(path: string, params?: Params, options?: CallOptions) => call<T>("GET", path, params, options),
   post: <T = Record<string, unknown>>(path: string, params?: Params, options?: CallOptions) => call<T>("POST", path, params, options),

@@ -79,6 +79,9 @@ export interface RegisterResponse {
   max_topic_length?: number;
   realm_empty_topic_display_name?: string;
   user_topics?: { stream_id: number; topic_name: string; visibility_policy: number }[];
+  server_emoji_data_url?: string;
+  realm_emoji?: Record<string, { id: string; name: string; source_url: string; deactivated: boolean }>;
+  user_settings?: { enable_desktop_notifications?: boolean; [key: string]: unknown };
 }
 
 /** Slim presence: per user id, the last active and last connected times (seconds). */

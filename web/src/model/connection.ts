@@ -7,6 +7,8 @@ import { create } from "zustand";
 import { api, ApiError } from "../api/client.ts";
 import type { RegisterResponse, ServerEvent } from "../api/types.ts";
 import { channelsStore } from "./channels.ts";
+import { emojiStore } from "./emoji.ts";
+import { notificationsStore } from "./notifications.ts";
 import { applyEvent } from "./events.ts";
 import { messagesStore } from "./messages.ts";
 import { readLocation, useNavigation } from "./navigation.ts";
@@ -59,6 +61,8 @@ function load(initial: RegisterResponse): void {
   channelsStore.load(initial);
   unreadsStore.load(initial.unread_msgs, initial.user_id);
   presenceStore.load(initial.presences);
+  emojiStore.load(initial.server_emoji_data_url, initial.realm_emoji);
+  notificationsStore.setEnabled(initial.user_settings?.enable_desktop_notifications ?? true);
   typingStore.reset();
   reading.reset();
   topicsStore.reset();

@@ -1,7 +1,9 @@
 // Applies one server event to the stores. The only place, after /register,
 // where the client's state changes.
 import type { Message, ServerEvent } from "../api/types.ts";
-import { channelsStore } from "./channels.ts";
+import { channelName, channelsStore } from "./channels.ts";
+import { emojiStore } from "./emoji.ts";
+import { notificationsStore } from "./notifications.ts";
 import { messagesStore } from "./messages.ts";
 import { presenceStore } from "./presence.ts";
 import { reading } from "./reading.ts";
@@ -19,6 +21,14 @@ export function applyEvent(event: ServerEvent): void {
       messagesStore.addMessage(message, (event.local_message_id ?? event.local_id) as string | undefined);
       unreadsStore.addMessage(message, selfId);
       if (message.type === "stream" && message.stream_id !== undefined) topicsStore.noteMessage(message.stream_id, message.subject, message.id);
+      notificationsStore.notice(message, message.flags ?? [], selfId, message.type === "stream" ? `#${channelName(message.stream_id!) ?? ""} > ${message.subject}` : "direct message");
+      break;
+    }
+    case "realm_emoji":
+      if (event.op === "update") emojiStore.setRealmEmoji(event.realm_emoji ?? {});
+      break;
+    case "user_settings": {
+      if (event.op === "update" && event.property === "enable_desktop_notifications") notificationsStore.setEnabled(event.value === true);
       break;
     }
     case "update_message": {
