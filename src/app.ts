@@ -41,6 +41,7 @@ import { mutedUsersRoutes } from "./routes/muted-users.ts";
 import { draftsRoutes } from "./routes/drafts.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { webClientRoutes } from "./routes/web-client.ts";
+import { passwordResetPageRoutes } from "./routes/password-reset.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
@@ -234,5 +235,6 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   realmEmojiFileRoutes(app, services, methods);
   joinPageRoutes(app, services, methods);
   webClientRoutes(app, methods);
+  passwordResetPageRoutes(app, services, methods);
   return app;
 }
