@@ -4,7 +4,7 @@
 import { useMemo, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { api, postFile } from "../api/client.ts";
 import { notificationsStore } from "../model/notifications.ts";
-import { useSettings } from "../model/settings.ts";
+import { settingsStore, useSettings } from "../model/settings.ts";
 import { COLOR_SCHEME } from "../model/theme.ts";
 import { Avatar } from "./Avatar.tsx";
 import { useSelf } from "./people.ts";
@@ -28,6 +28,18 @@ function useSaver(): { status: ReactNode; run: (label: string, action: () => Pro
       }
     },
   };
+}
+
+/** Shows a setting's new value at once; the server's event confirms it, a failure puts the old one back. */
+async function saveSetting(property: string, value: unknown): Promise<void> {
+  const old = useSettings.getState().settings[property];
+  settingsStore.apply(property, value);
+  try {
+    await api.patch("/settings", { [property]: value });
+  } catch (e) {
+    settingsStore.apply(property, old);
+    throw e;
+  }
 }
 
 function Profile() {
@@ -114,7 +126,7 @@ function Preferences() {
   const settings = useSettings((s) => s.settings);
   const saver = useSaver();
   const zones = useMemo(() => (typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : ["UTC"]), []);
-  const set = (label: string, property: string, value: unknown) => void saver.run(label, () => api.patch("/settings", { [property]: value }));
+  const set = (label: string, property: string, value: unknown) => void saver.run(label, () => saveSetting(property, value));
   const scheme = settings.color_scheme ?? COLOR_SCHEME.automatic;
   return (
     <section className="settings-section" aria-labelledby="preferences-heading">
@@ -173,7 +185,7 @@ function Notifications() {
             <input
               type="checkbox"
               checked={settings[property] !== false}
-              onChange={(e) => void saver.run(label, () => api.patch("/settings", { [property]: e.target.checked }))}
+              onChange={(e) => void saver.run(label, () => saveSetting(property, e.target.checked))}
             />
             {label}
           </label>
