@@ -1,9 +1,13 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
+import { themeStore } from "./model/theme.ts";
 import { App } from "./ui/App.tsx";
 import "./styles/base.css";
 import "./styles/rendered.css";
 import "./styles/compose.css";
+import "./styles/pages.css";
+
+themeStore.setScheme(undefined);
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>

@@ -89,18 +89,24 @@ export async function call<T = Record<string, unknown>>(method: "GET" | "POST" |
 
 /** POST /json/user_uploads with one file (multipart, as Zulip's clients send it): the file's URL on this server. */
 export async function uploadFile(file: File, signal?: AbortSignal): Promise<{ url: string; filename: string }> {
+  const json = await postFile("/user_uploads", file, signal);
+  return { url: String(json.url ?? json.uri), filename: String(json.filename ?? file.name) };
+}
+
+/** POSTs one file as multipart form data (uploads, avatars, custom emoji); the success reply. */
+export async function postFile(path: string, file: File, signal?: AbortSignal): Promise<Record<string, unknown>> {
   const form = new FormData();
   form.append("file", file, file.name);
   const headers: Record<string, string> = { accept: "application/json" };
   if (csrfToken !== null) headers["x-csrftoken"] = csrfToken;
   let response: Response;
   try {
-    response = await fetch("/json/user_uploads", { method: "POST", headers, body: form, credentials: "same-origin", signal });
+    response = await fetch(`/json${path}`, { method: "POST", headers, body: form, credentials: "same-origin", signal });
   } catch {
     throw new ApiError(0, "NETWORK_ERROR", "Cannot reach the server");
   }
   const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-  if (response.ok && json.result === "success") return { url: String(json.url ?? json.uri), filename: String(json.filename ?? file.name) };
+  if (response.ok && json.result === "success") return json;
   throw new ApiError(response.status, typeof json.code === "string" ? json.code : "BAD_REQUEST", typeof json.msg === "string" ? json.msg : `Upload failed (${response.status})`, json);
 }
 

@@ -81,7 +81,10 @@ export interface RegisterResponse {
   user_topics?: { stream_id: number; topic_name: string; visibility_policy: number }[];
   server_emoji_data_url?: string;
   realm_emoji?: Record<string, { id: string; name: string; source_url: string; deactivated: boolean }>;
-  user_settings?: { enable_desktop_notifications?: boolean; [key: string]: unknown };
+  user_settings?: { enable_desktop_notifications?: boolean; color_scheme?: number; [key: string]: unknown };
+  user_status?: Record<string, { status_text?: string; emoji_name?: string; emoji_code?: string; reaction_type?: string; away?: boolean }>;
+  realm_description?: string;
+  realm_invite_required?: boolean;
 }
 
 /** Slim presence: per user id, the last active and last connected times (seconds). */

@@ -4,6 +4,9 @@ import type { Message, ServerEvent } from "../api/types.ts";
 import { channelName, channelsStore } from "./channels.ts";
 import { emojiStore } from "./emoji.ts";
 import { notificationsStore } from "./notifications.ts";
+import { allChannelsStore } from "./all-channels.ts";
+import { settingsStore } from "./settings.ts";
+import { userStatusStore } from "./user-status.ts";
 import { messagesStore } from "./messages.ts";
 import { presenceStore } from "./presence.ts";
 import { reading } from "./reading.ts";
@@ -28,7 +31,11 @@ export function applyEvent(event: ServerEvent): void {
       if (event.op === "update") emojiStore.setRealmEmoji(event.realm_emoji ?? {});
       break;
     case "user_settings": {
-      if (event.op === "update" && event.property === "enable_desktop_notifications") notificationsStore.setEnabled(event.value === true);
+      if (event.op === "update") settingsStore.apply(event.property, event.value);
+      break;
+    }
+    case "user_status": {
+      userStatusStore.apply(event as unknown as Parameters<typeof userStatusStore.apply>[0]);
       break;
     }
     case "update_message": {
@@ -87,8 +94,14 @@ export function applyEvent(event: ServerEvent): void {
       else if (event.op === "update") channelsStore.updateSubscription(event.stream_id, event.property, event.value);
       break;
     case "stream":
-      if (event.op === "update") channelsStore.updateChannel(event.stream_id, event.property, event.value);
-      else if (event.op === "delete") channelsStore.removeSubscriptions((event.streams as { stream_id: number }[]).map((s) => s.stream_id));
+      if (event.op === "update") {
+        channelsStore.updateChannel(event.stream_id, event.property, event.value);
+        allChannelsStore.updated(event.stream_id, event.property, event.value);
+      } else if (event.op === "delete") {
+        const ids = (event.streams as { stream_id: number }[]).map((s) => s.stream_id);
+        channelsStore.removeSubscriptions(ids);
+        allChannelsStore.deleted(ids);
+      } else if (event.op === "create") allChannelsStore.created(event.streams);
       break;
     case "user_topic":
       channelsStore.setTopicPolicy(event.stream_id, event.topic_name, event.visibility_policy);

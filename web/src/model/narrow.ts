@@ -14,8 +14,11 @@ export type Narrow =
   | { kind: "starred" }
   | { kind: "search"; query: string };
 
-/** The views that are not message lists. */
-export type View = { kind: "inbox" } | { kind: "messages"; narrow: Narrow };
+/** The views: the inbox, a message list, and the pages that are not message lists. */
+export type View = { kind: "inbox" } | { kind: "messages"; narrow: Narrow } | { kind: "channels" } | { kind: "people" } | { kind: "settings" } | { kind: "organization" };
+
+/** Zulip's hashes of the pages that are not message lists. */
+const PAGE_HASHES = { channels: "#channels/all", people: "#people", settings: "#settings/profile", organization: "#organization/organization-profile" } as const;
 
 /** Zulip's hash encoding: URI-encode, then '.' for '%' (and '.' itself as '.2E'). */
 export function encodeHashComponent(text: string): string {
@@ -64,7 +67,8 @@ export function narrowHash(narrow: Narrow, names: NameLookup): string {
 }
 
 export function viewHash(view: View, names: NameLookup): string {
-  return view.kind === "inbox" ? "#inbox" : narrowHash(view.narrow, names);
+  if (view.kind === "messages") return narrowHash(view.narrow, names);
+  return view.kind === "inbox" ? "#inbox" : PAGE_HASHES[view.kind];
 }
 
 function leadingId(operand: string): number | undefined {
@@ -76,6 +80,11 @@ function leadingId(operand: string): number | undefined {
 export function parseHash(hash: string, selfId: number): View {
   const path = hash.replace(/^#/, "");
   if (path === "feed" || path === "all_messages") return { kind: "messages", narrow: { kind: "all" } };
+  const page = path.split("/")[0];
+  if (page === "channels" || page === "streams") return { kind: "channels" };
+  if (page === "people") return { kind: "people" };
+  if (page === "settings") return { kind: "settings" };
+  if (page === "organization") return { kind: "organization" };
   if (!path.startsWith("narrow/")) return { kind: "inbox" };
   const parts = path.slice("narrow/".length).split("/");
   let streamId: number | undefined;

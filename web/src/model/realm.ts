@@ -8,6 +8,7 @@ export interface RealmState {
   maxTopicLength: number;
   /** How the empty topic ("general chat") is shown. */
   emptyTopicName: string;
+  realmDescription?: string;
 }
 
 export const useRealm = create<RealmState>(() => ({ realmName: "", maxMessageLength: 10000, maxTopicLength: 60, emptyTopicName: "general chat" }));
@@ -19,10 +20,12 @@ export const realmStore = {
       maxMessageLength: initial.max_message_length ?? 10000,
       maxTopicLength: initial.max_topic_length ?? 60,
       emptyTopicName: initial.realm_empty_topic_display_name ?? "general chat",
+      realmDescription: initial.realm_description ?? "",
     });
   },
   applyUpdate(property: string, value: unknown): void {
     if (property === "name" && typeof value === "string") useRealm.setState({ realmName: value });
+    if (property === "description" && typeof value === "string") useRealm.setState({ realmDescription: value });
   },
   applyUpdateDict(data: Record<string, unknown>): void {
     for (const [key, value] of Object.entries(data)) this.applyUpdate(key, value);

@@ -7,7 +7,11 @@ import type { Narrow, View } from "../model/narrow.ts";
 import { topicDisplayName, useRealm } from "../model/realm.ts";
 import { useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
+import { ChannelBrowser } from "./ChannelBrowser.tsx";
 import { Compose } from "./Compose.tsx";
+import { Organization } from "./Organization.tsx";
+import { PeoplePage } from "./PeoplePage.tsx";
+import { Settings } from "./Settings.tsx";
 import { Inbox } from "./Inbox.tsx";
 import { MessageList } from "./MessageList.tsx";
 import { SearchBox } from "./SearchBox.tsx";
@@ -36,8 +40,10 @@ export function narrowTitle(narrow: Narrow): string {
   }
 }
 
+const PAGE_TITLES = { inbox: "Inbox", channels: "Channels", people: "People", settings: "Personal settings", organization: "Organization settings" } as const;
+
 function viewTitle(view: View): string {
-  return view.kind === "inbox" ? "Inbox" : narrowTitle(view.narrow);
+  return view.kind === "messages" ? narrowTitle(view.narrow) : PAGE_TITLES[view.kind];
 }
 
 function ConnectionBanner() {
@@ -93,6 +99,14 @@ export function MainView() {
         <h2 className="view-title">{title}</h2>
         {view.kind === "inbox" ? (
           <Inbox />
+        ) : view.kind === "channels" ? (
+          <ChannelBrowser />
+        ) : view.kind === "people" ? (
+          <PeoplePage />
+        ) : view.kind === "settings" ? (
+          <Settings />
+        ) : view.kind === "organization" ? (
+          <Organization />
         ) : (
           <>
             <MessageList narrow={view.narrow} />

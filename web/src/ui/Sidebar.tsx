@@ -97,6 +97,11 @@ export function Sidebar({ view }: { view: View }) {
         <ViewLink view={view} target={{ kind: "mentions" }} label="Mentions" count={counts.mentions} />
         <ViewLink view={view} target={{ kind: "starred" }} label="Starred" />
         <ViewLink view={view} target={{ kind: "all-dms" }} label="Direct messages" count={counts.dmTotal} />
+        <li className={view.kind === "people" ? "current" : undefined}>
+          <a href="#people" aria-current={view.kind === "people" ? "page" : undefined}>
+            People
+          </a>
+        </li>
       </ul>
       {dmKeys.length > 0 && (
         <ul className="dm-list" aria-label="Direct message conversations">
@@ -108,6 +113,9 @@ export function Sidebar({ view }: { view: View }) {
       )}
       <h3 className="sidebar-heading" id="channels-heading">
         Channels
+        <a href="#channels/all" className="sidebar-heading-link" aria-current={view.kind === "channels" ? "page" : undefined}>
+          Browse channels
+        </a>
       </h3>
       <ul className="channel-list" aria-labelledby="channels-heading">
         {channels.map((sub) => {

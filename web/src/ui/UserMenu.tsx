@@ -28,6 +28,14 @@ export function UserMenu() {
       {open && (
         <div className="menu" role="menu">
           <div className="menu-info">{me?.email}</div>
+          <a role="menuitem" href="#settings/profile" onClick={() => setOpen(false)}>
+            Personal settings
+          </a>
+          {(me?.role === 100 || me?.role === 200) && (
+            <a role="menuitem" href="#organization/organization-profile" onClick={() => setOpen(false)}>
+              Organization settings
+            </a>
+          )}
           <button type="button" role="menuitem" onClick={() => void sessionStore.logOut()}>
             Log out
           </button>
