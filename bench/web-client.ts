@@ -13,6 +13,7 @@
 //       times (requestAnimationFrame gaps), rows in the DOM, and JS heap
 //       after a forced GC at 1,000 / 2,500 / 5,000 messages.
 import fs from "node:fs";
+import http from "node:http";
 import { chromium, type Page } from "playwright-core";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -94,10 +95,7 @@ export async function measureWebClient(input: WebBenchInput, onProgress: (line: 
       await bare.close();
     }
     let jsGzipBytes = 0;
-    for (const url of jsUrls) {
-      const reply = await fetch(url, { headers: { "accept-encoding": "gzip" } });
-      jsGzipBytes += (await reply.arrayBuffer()).byteLength;
-    }
+    for (const url of jsUrls) jsGzipBytes += await gzippedSize(url);
     onProgress(`first paint: ${firstPaintMs.map((m) => m.toFixed(0)).join(", ")} ms; JS ${jsUrls.length} files, ${jsGzipBytes} B gzip`);
 
     // (c) latency.
@@ -134,6 +132,20 @@ export async function measureWebClient(input: WebBenchInput, onProgress: (line: 
   } finally {
     await browser.close();
   }
+}
+
+/** The bytes of a gzip reply as they cross the wire (fetch would decompress them). */
+function gzippedSize(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers: { "accept-encoding": "gzip" } }, (reply) => {
+        if (reply.headers["content-encoding"] !== "gzip") reject(new Error(`${url} was not served gzipped`));
+        let bytes = 0;
+        reply.on("data", (chunk: Buffer) => (bytes += chunk.length));
+        reply.on("end", () => resolve(bytes));
+      })
+      .on("error", reject);
+  });
 }
 
 async function scrollBack(page: Page, url: string, target: number, onProgress: (line: string) => void): Promise<WebBenchResult["scroll"]> {
