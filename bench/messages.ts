@@ -23,7 +23,11 @@
 // per channel: 1M messages make 8M flag rows. The user measured (the owner) is
 // subscribed to 20 of the channels, so 400k of the messages are theirs.
 //
-// Usage: npm run bench:messages [-- --messages 1000000 --duration 10 --connections 1,10 --parts send,fetch --keep]
+// Part (3), `--parts web` (`npm run bench:web`: 100,000 messages), seeds the
+// same history and measures the web client in Debian's Chromium over it
+// (bench/web-client.ts says what and how).
+//
+// Usage: npm run bench:messages [-- --messages 1000000 --duration 10 --connections 1,10 --parts send,fetch,web --keep]
 //        DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:messages …
 // --keep leaves the database (directory or schema) in place and prints where.
 // BENCH_SERVER_NODE_ARGS passes node options to the server only (e.g.
@@ -40,6 +44,7 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import SQLite from "better-sqlite3";
 import pg from "pg";
+import { measureWebClient, webReport } from "./web-client.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -628,7 +633,11 @@ async function main() {
   let anchorNote = "";
   let seedSeconds = 0;
   let seedSize = "";
-  if (parts.has("fetch")) {
+  let webLines = "";
+  if (parts.has("fetch") || parts.has("web")) {
+    // The web part's latency case: a channel of the owner and user 1 with no history, so its list sits at the bottom.
+    const latencyChannel = "latency";
+    const latencyChannelId = await createChannel(owner, latencyChannel, [owner.id, users[1]!.id]);
     const channelIds: number[] = [];
     for (let c = 0; c < CHANNELS; c++) {
       channelIds.push(
@@ -663,6 +672,25 @@ async function main() {
     console.error(`seeded ${MESSAGES} messages (${MESSAGES * 8} flag rows) in ${seedSeconds.toFixed(0)} s; database ${seedSize}`);
     await startParley();
 
+    if (parts.has("web")) {
+      // Read everything first: the list opens at the newest messages, with the whole history above to scroll back through.
+      await api(owner, "POST", "/mark_all_as_read");
+      const sender = await fetch(`${base}/api/v1/fetch_api_key`, { method: "POST", body: new URLSearchParams({ username: "user1@bench.example", password: "pw-1-bench-pw" }) });
+      const senderKey = ((await sender.json()) as { api_key: string }).api_key;
+      const web = await measureWebClient(
+        {
+          base,
+          barePageUrl: `http://127.0.0.1:${BARE_PORT}/bare`,
+          viewer: { email: owner.email, password: "bench-owner-pw" },
+          sender: { email: "user1@bench.example", apiKey: senderKey },
+          latencyChannel: { id: latencyChannelId, name: latencyChannel },
+        },
+        (line) => console.error(`  web: ${line}`),
+      );
+      webLines = webReport(web, `${MESSAGES} messages (the owner, subscribed to 20 of the 50 channels, sees ${Math.round(MESSAGES * 0.4)} in All messages)`);
+    }
+  }
+  if (parts.has("fetch")) {
     const channel0 = "channel 0";
     // The busiest topic (about 16% of the channel's messages) and the quietest (about 1%, spread over the whole history).
     const busyTopic = topicName(0, 0);
@@ -729,6 +757,7 @@ async function main() {
     table(fetchResults, bareResults);
     if (anchorNote) console.log(`\nNote: ${anchorNote}`);
   }
+  if (webLines) console.log(`\n${webLines}`);
   if (values.keep) console.log(`\nkept: ${PG_URL ? `schema ${pgSchema}` : dataDir}`);
 }
 
