@@ -3,7 +3,8 @@
 // issues, commit comments, releases, and the topics they go to. The strings
 // match Zulip's byte for byte; integrations fill them from their payloads.
 
-import { compareCodePoints, endsWithPunctuation, pyRstrip, pyStr, pyStrip } from "./payload.ts";
+import { compareCodePoints, pythonStrip } from "../domain/text.ts";
+import { endsWithPunctuation, pyRstrip, pyStr } from "./payload.ts";
 
 export const EMPTY_SHA = "0000000000000000000000000000000000000000";
 
@@ -278,7 +279,7 @@ export function getReleaseWithoutUserMessage(releaseName: string, url: string | 
 /** The `branches` filter every git integration accepts: a comma-separated list; absent means all. */
 export function isBranchNameNotifiable(branch: string, branches: string | undefined): boolean {
   if (branches === undefined) return true;
-  return branches.split(",").some((name) => pyStrip(name) === branch);
+  return branches.split(",").some((name) => pythonStrip(name) === branch);
 }
 
 /** "GitHub webhook has been successfully configured by X." */

@@ -6,6 +6,7 @@
 // depend on (str(), rstrip(), title(), string.punctuation), so ported
 // formats come out byte for byte.
 
+import { PY_WHITESPACE } from "../domain/text.ts";
 import type { WebhookResult } from "./integration.ts";
 
 /** A payload that does not have the shape the handler needs: a 400 with this message. */
@@ -194,19 +195,11 @@ export function missingHeaderResult(header: string): WebhookResult {
 
 // Python string behaviour -----------------------------------------------------
 
-/** Python's str.isspace() characters (JavaScript's \s differs: it has U+FEFF and lacks U+001C–U+001F, U+0085). */
-const PY_SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
-const TRAILING_SPACE = new RegExp(`[${PY_SPACE}]+$`, "u");
-const LEADING_SPACE = new RegExp(`^[${PY_SPACE}]+`, "u");
+const TRAILING_SPACE = new RegExp(`${PY_WHITESPACE}+$`, "u");
 
 /** Python `s.rstrip()`. */
 export function pyRstrip(text: string): string {
   return text.replace(TRAILING_SPACE, "");
-}
-
-/** Python `s.strip()`. */
-export function pyStrip(text: string): string {
-  return text.replace(TRAILING_SPACE, "").replace(LEADING_SPACE, "");
 }
 
 /** Python's string.punctuation. */
@@ -237,16 +230,4 @@ export function pyTitle(text: string): string {
     }
   }
   return out;
-}
-
-/** Python's ordering of strings: by code point (JavaScript's `<` compares UTF-16 units). */
-export function compareCodePoints(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const cx = x[i]!.codePointAt(0)!;
-    const cy = y[i]!.codePointAt(0)!;
-    if (cx !== cy) return cx - cy;
-  }
-  return x.length - y.length;
 }
