@@ -12,6 +12,8 @@ import { fileURLToPath } from "node:url";
 import { github, githubSponsors } from "../src/integrations/github.ts";
 import { gitlab } from "../src/integrations/gitlab.ts";
 import type { Integration, WebhookRequest, WebhookResult } from "../src/integrations/integration.ts";
+import { normalizeWebhookMessage } from "../src/integrations/normalize.ts";
+import { integrationNamed } from "../src/integrations/index.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TABLE = path.resolve(here, "../../shared/fixtures/zulip-webhook-cases.json");
@@ -36,21 +38,11 @@ interface Table {
 
 const table = JSON.parse(fs.readFileSync(TABLE, "utf8")) as Table;
 
-/** Zulip's normalisation after every handler (check_send_webhook_message and the message send path). */
-function normalize(topic: string, content: string): { topic: string; content: string } {
-  let t = topic.trim();
-  if (t === "(no topic)" || t === "general chat") t = "";
-  const chars = [...t];
-  if (chars.length > 60) t = chars.slice(0, 57).join("") + "...";
-  let c = content.trimEnd().replace(/^\n+/, "");
-  if (c.length > 10000) c = c.slice(0, 10000 - "\n[message truncated]".length) + "\n[message truncated]";
-  return { topic: t, content: c };
-}
-
 function requestFor(c: Case): { integration: Integration; request: WebhookRequest } {
   const url = new URL(c.url.replace("{api_key}", "KEY").replace("{stream}", "s"), "http://x");
   const name = url.pathname.split("/").pop()!;
-  const integration = name === "githubsponsors" ? githubSponsors : name === "github" ? github : gitlab;
+  const integration = integrationNamed(name);
+  assert.ok(integration, `${name} is registered`);
   const query: Record<string, string> = {};
   let userTopic: string | undefined;
   for (const [k, v] of url.searchParams) {
@@ -83,9 +75,10 @@ function check(c: Case): void {
   assert.equal(result.kind, "messages", JSON.stringify(result));
   const messages = (result as Extract<WebhookResult, { kind: "messages" }>).messages;
   assert.equal(messages.length, 1);
-  const got = normalize(c.query?.["topic"] ?? request.userTopic ?? messages[0]!.topic, messages[0]!.content);
+  const got = normalizeWebhookMessage(messages[0]!, request.userTopic);
   assert.equal(got.topic, c.expected_topic);
   assert.equal(got.content, c.expected_content);
+  assert.equal(typeof messages[0]!.eventType, "string", "every message names its Zulip event, for only_events/exclude_events");
 }
 
 for (const name of ["github", "gitlab"]) {
@@ -132,7 +125,7 @@ describe("GitHub refusals", () => {
   });
 
   test("a body that is not JSON: Malformed JSON", () => {
-    assert.deepEqual(run(github, undefined, { "X-GitHub-Event": "push" }), { kind: "error", message: "Malformed JSON" });
+    assert.deepEqual(run(github, undefined, { "X-GitHub-Event": "push" }), { kind: "error", message: "Malformed JSON", code: "INVALID_JSON" });
   });
 
   test("an event GitHub sends that Zulip does not handle: unsupported with event:action", () => {
@@ -196,6 +189,21 @@ describe("GitHub refusals", () => {
     assert.equal(run(github, tag.payload, h, { branches: "main" }).kind, "messages");
   });
 
+  test("messages carry Zulip's event name, which only_events/exclude_events match", () => {
+    const cases: Array<[string, string]> = [
+      ["test_pull_request_opened_msg", "opened_pull_request"],
+      ["test_push_1_commit", "push_commits"],
+      ["test_push_tag_msg", "push_tags"],
+      ["test_issue_comment_msg", "issue_comment"],
+      ["test_cancelled_message", "cancelled"],
+    ];
+    for (const [name, eventType] of cases) {
+      const { integration, request } = requestFor(fixture("github", name));
+      const result = integration.handle(request);
+      assert.equal(result.kind === "messages" && result.messages[0]!.eventType, eventType, name);
+    }
+  });
+
   test("githubsponsors is the same handler under its own name", () => {
     assert.equal(githubSponsors.name, "githubsponsors");
     assert.equal(githubSponsors.handle, github.handle);
@@ -237,6 +245,19 @@ describe("GitLab refusals and system hooks", () => {
     assert.deepEqual(viaKind, run(gitlab, mr.payload, { "X-Gitlab-Event": "Merge Request Hook" }));
   });
 
+  test("messages carry Zulip's GitLab event name (hook plus action or noteable type)", () => {
+    const cases: Array<[string, string]> = [
+      ["test_merge_request_created_without_assignee_event_message", "Merge Request Hook open"],
+      ["test_push_event_message", "Push Hook"],
+      ["test_note_issue_event_message", "Note Hook Issue"],
+    ];
+    for (const [name, eventType] of cases) {
+      const { integration, request } = requestFor(fixture("gitlab", name));
+      const result = integration.handle(request);
+      assert.equal(result.kind === "messages" && result.messages[0]!.eventType, eventType, name);
+    }
+  });
+
   test("use_merge_request_title must be a JSON boolean", () => {
     assert.deepEqual(run(gitlab, GL_PUSH.payload, { "X-Gitlab-Event": "Push Hook" }, { use_merge_request_title: "nope" }), {
       kind: "error",
@@ -249,6 +270,6 @@ describe("GitLab refusals and system hooks", () => {
       kind: "error",
       message: "request['ref'] is not a string",
     });
-    assert.deepEqual(run(gitlab, undefined, { "X-Gitlab-Event": "Push Hook" }), { kind: "error", message: "Malformed JSON" });
+    assert.deepEqual(run(gitlab, undefined, { "X-Gitlab-Event": "Push Hook" }), { kind: "error", message: "Malformed JSON", code: "INVALID_JSON" });
   });
 });

@@ -693,7 +693,7 @@ function handleGitHub(request: WebhookRequest): WebhookResult {
     if (event === null) return { kind: "ignore" };
     const topic = topicFor(payload, event);
     const content = EVENT_FUNCTIONS[event]!({ payload, includeTitle: request.userTopic !== undefined });
-    return { kind: "messages", messages: [{ topic, content }] };
+    return { kind: "messages", messages: [{ topic, content, eventType: event }] };
   });
 }
 

@@ -389,7 +389,7 @@ function handleGitLab(request: WebhookRequest): WebhookResult {
     // With a topic of the user's choosing, the message names the project itself.
     if (userTopic) content = `[[${repoName(payload)}](${projectHomepage(payload)})] ${content}`;
     const topic = topicFor(event, payload, useMergeRequestTitle);
-    return { kind: "messages", messages: [{ topic, content }] };
+    return { kind: "messages", messages: [{ topic, content, eventType: event }] };
   });
 }
 

@@ -2,9 +2,11 @@
 // /api/v1/external/<name>: one module each (see integration.ts). A name not
 // listed here is an unknown integration (404, as Zulip answers for a webhook
 // URL it has no view for).
+import { github, githubSponsors } from "./github.ts";
+import { gitlab } from "./gitlab.ts";
 import type { Integration } from "./integration.ts";
 
-export const INTEGRATIONS: readonly Integration[] = [];
+export const INTEGRATIONS: readonly Integration[] = [github, githubSponsors, gitlab];
 
 const BY_NAME: ReadonlyMap<string, Integration> = new Map(INTEGRATIONS.map((integration) => [integration.name, integration]));
 

@@ -7,7 +7,7 @@
 // formats come out byte for byte.
 
 import { PY_WHITESPACE } from "../domain/text.ts";
-import type { WebhookResult } from "./integration.ts";
+import { malformedJson, type WebhookResult } from "./integration.ts";
 
 /** A payload that does not have the shape the handler needs: a 400 with this message. */
 export class PayloadError extends Error {}
@@ -165,13 +165,14 @@ export function runHandler(body: () => WebhookResult): WebhookResult {
   try {
     return body();
   } catch (error) {
+    if (error instanceof MalformedJsonError) return malformedJson();
     if (error instanceof PayloadError) return { kind: "error", message: error.message };
     if (error instanceof UnsupportedEventError) return { kind: "unsupported", event: error.event };
     throw error;
   }
 }
 
-/** The JSON body as Zulip's JsonBodyPayload reads it, or Zulip's "Malformed JSON" error. */
+/** The JSON body as Zulip's JsonBodyPayload reads it; a body that is not JSON gives "Malformed JSON" (see runHandler). */
 export function jsonPayload(payload: unknown): Wild {
   if (payload === undefined) throw new MalformedJsonError();
   return Wild.root(payload);
