@@ -39,6 +39,7 @@ import { invitationRoutes, joinPageRoutes } from "./routes/invitations.ts";
 import { userStatusRoutes } from "./routes/user-status.ts";
 import { mutedUsersRoutes } from "./routes/muted-users.ts";
 import { draftsRoutes } from "./routes/drafts.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
@@ -230,5 +231,6 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   uploadFileRoutes(app, services, methods);
   realmEmojiFileRoutes(app, services, methods);
   joinPageRoutes(app, services, methods);
+  await webhookRoutes(app, services, methods);
   return app;
 }

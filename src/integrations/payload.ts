@@ -1,10 +1,11 @@
-// Reading an untrusted webhook payload the way Zulip's handlers do
-// (zerver/lib/validator.py WildValue): every access names the path it took,
-// so a payload missing a key or holding the wrong type is refused with a
-// message like "request['pull_request']['number'] is not an integer" instead
-// of crashing. Also the few Python string behaviours Zulip's message formats
-// depend on (str(), rstrip(), title(), string.punctuation), so ported
-// formats come out byte for byte.
+// Reading third-party payloads the way Zulip's handlers do (WildValue and
+// its tame() checks in zerver/lib/validator.py): a payload missing a key or
+// holding the wrong type fails with a message naming the field, e.g.
+// "request['pull_request']['number'] is not an integer", instead of a crash.
+// Two styles: the as*() checks on plain values, and Wild, which carries the
+// path it took (the git integrations use it). Also the few Python string
+// behaviours Zulip's message formats depend on (str(), rstrip(), title(),
+// string.punctuation), so ported formats come out byte for byte.
 
 import { PY_WHITESPACE } from "../domain/text.ts";
 import { malformedJson, type WebhookResult } from "./integration.ts";
@@ -35,14 +36,30 @@ function pyRepr(key: string | number): string {
   return out + quote;
 }
 
-function isDict(value: unknown): value is Record<string, unknown> {
+export type Dict = Record<string, unknown>;
+
+export function isDict(value: unknown): value is Dict {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Python's truthiness of a JSON value. */
-export function pyTruthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false) return false;
-  if (value === 0 || value === "") return false;
+export function asDict(value: unknown, name: string): Dict {
+  if (!isDict(value)) throw new PayloadError(`${name} is not a dict`);
+  return value;
+}
+
+export function asList(value: unknown, name: string): unknown[] {
+  if (!Array.isArray(value)) throw new PayloadError(`${name} is not a list`);
+  return value;
+}
+
+export function asString(value: unknown, name: string): string {
+  if (typeof value !== "string") throw new PayloadError(`${name} is not a string`);
+  return value;
+}
+
+/** Python truthiness of a JSON value: null, false, 0, "", [] and {} are false. */
+export function truthy(value: unknown): boolean {
+  if (value === null || value === undefined || value === false || value === 0 || value === "") return false;
   if (Array.isArray(value)) return value.length > 0;
   if (isDict(value)) return Object.keys(value).length > 0;
   return true;
@@ -81,7 +98,7 @@ export class Wild {
 
   /** Python `bool(x)`. */
   get truthy(): boolean {
-    return pyTruthy(this.value);
+    return truthy(this.value);
   }
 
   /** `key in x` (x must be a dict). */
