@@ -43,6 +43,7 @@ import { draftsRoutes } from "./routes/drafts.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { passwordResetPageRoutes } from "./routes/password-reset.ts";
 import { webClientRoutes } from "./routes/web-client.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
@@ -238,5 +239,6 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   joinPageRoutes(app, services, methods);
   passwordResetPageRoutes(app, services, methods);
   webClientRoutes(app, methods);
+  await webhookRoutes(app, services, methods);
   return app;
 }
