@@ -23,6 +23,7 @@ import * as m0017 from "./migrations/0017_avatars.ts";
 import * as m0018 from "./migrations/0018_descriptions_playgrounds.ts";
 import * as m0019 from "./migrations/0019_submessages.ts";
 import * as m0021 from "./migrations/0021_bots.ts";
+import * as m0022 from "./migrations/0022_outgoing_webhooks.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -55,6 +56,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0018_descriptions_playgrounds": m0018,
   "0019_submessages": m0019,
   "0021_bots": m0021,
+  "0022_outgoing_webhooks": m0022,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {
