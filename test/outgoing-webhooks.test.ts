@@ -229,6 +229,44 @@ describe("outgoing webhooks", () => {
     assert.deepEqual(await jobsFor(reply.id), []);
   });
 
+  test("a group mention triggers the group's bots that are subscribed to the channel", async () => {
+    const inside = await outgoingBot({ body: "{}" });
+    const outside = await outgoingBot({ body: "{}" });
+    const name = uniqueName("hook group");
+    assertSuccess(await t.api(t.users.admin, "POST", "/user_groups/create", { name, description: "", members: [inside.id, outside.id, member.id] }));
+    const channel = await newChannel(member, [inside]);
+    const id = await send(member, { type: "stream", to: channel.name, topic: "t", content: `@*${name}* deploy?` });
+    assert.deepEqual(
+      (await jobsFor(id)).map((j) => [j.bot_id, j.trigger]),
+      [[inside.id, "mention"]],
+    );
+    await waitFor("the request", () => requestsTo(inside.path).length === 1);
+  });
+
+  test("several workers (processes) share the queue and deliver each job once", async () => {
+    const bots = await Promise.all([1, 2, 3, 4, 5, 6].map(() => outgoingBot({ body: JSON.stringify({ content: "once" }) })));
+    await t.services.outgoingWebhooks!.stop();
+    const ids: number[] = [];
+    for (const bot of bots) ids.push(await send(member, { type: "direct", to: [bot.id], content: "exactly once?" }));
+    const first = startOutgoingWebhooks(t.services, () => {});
+    const second = startOutgoingWebhooks(t.services, () => {});
+    try {
+      await waitFor("every reply", async () => {
+        for (const bot of bots) if ((await messagesBy(bot.id)).length === 0) return false;
+        return true;
+      });
+      for (const id of ids) await waitFor("the job to go", async () => (await jobsFor(id)).length === 0);
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+    for (const bot of bots) {
+      assert.equal(requestsTo(bot.path).length, 1, bot.fullName);
+      assert.equal((await messagesBy(bot.id)).length, 1, bot.fullName);
+    }
+    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, () => {});
+  });
+
   test("only a real mention triggers: not a silent mention, a quote or a code block", async () => {
     const bot = await outgoingBot({ body: "{}" });
     const channel = await newChannel(member, [bot]);
