@@ -34,6 +34,7 @@ import { userGroupsRoutes } from "./routes/user-groups.ts";
 import { serverSettingsRoutes } from "./routes/server-settings.ts";
 import { settingsRoutes } from "./routes/settings.ts";
 import { userRoutes } from "./routes/users.ts";
+import { botRoutes } from "./routes/bots.ts";
 import { customProfileFieldRoutes } from "./routes/custom-profile-fields.ts";
 import { invitationRoutes, joinPageRoutes } from "./routes/invitations.ts";
 import { userStatusRoutes } from "./routes/user-status.ts";
@@ -45,6 +46,7 @@ export const API_ROUTES: readonly Route[] = [
   ...serverSettingsRoutes,
   ...authRoutes,
   ...userRoutes,
+  ...botRoutes,
   ...settingsRoutes,
   ...userGroupsRoutes,
   ...channelFoldersRoutes,

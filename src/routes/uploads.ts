@@ -67,9 +67,14 @@ const FILE_ENDPOINTS: Readonly<Record<string, (config: Config) => FileLimit>> = 
   [`${API_PREFIX}/realm/icon`]: () => ({ maxBytes: maxUploadBytes(MAX_ICON_FILE_SIZE_MIB), tooLarge: () => imageFileTooLarge(MAX_ICON_FILE_SIZE_MIB) }),
 };
 
+/** Endpoints that take an avatar image along with other changes: a bot's creation and edit. */
+const BOT_AVATAR_ENDPOINTS: ReadonlySet<string> = new Set([`POST ${API_PREFIX}/bots`, `PATCH ${API_PREFIX}/bots/:bot_id`]);
+
 function fileEndpoint(request: FastifyRequest): ((config: Config) => FileLimit) | undefined {
   const url = request.routeOptions.url;
-  return request.method === "POST" && url !== undefined && Object.hasOwn(FILE_ENDPOINTS, url) ? FILE_ENDPOINTS[url] : undefined;
+  if (url === undefined) return undefined;
+  if (BOT_AVATAR_ENDPOINTS.has(`${request.method} ${url}`)) return FILE_ENDPOINTS[`${API_PREFIX}/users/me/avatar`];
+  return request.method === "POST" && Object.hasOwn(FILE_ENDPOINTS, url) ? FILE_ENDPOINTS[url] : undefined;
 }
 
 /** The file limit of the endpoint a request goes to, if it is one that keeps files. */
