@@ -172,6 +172,29 @@ describe("outgoing webhooks", () => {
     await waitFor("the job to finish", async () => (await jobsFor(id)).length === 0);
   });
 
+  test("a bot made with POST /bots (bot_type 3, payload_url) is triggered end to end", async () => {
+    const path = "/made-over-rest";
+    handlers.set(path, { body: JSON.stringify({ content: "made over REST" }) });
+    const created = assertSuccess(
+      await t.api(member, "POST", "/bots", { full_name: "Rest Hook", short_name: "resthook", bot_type: 3, payload_url: JSON.stringify(`${baseUrl}${path}`), interface_type: 1 }),
+    );
+    // The token is in the owner's realm_bots (GET /bots does not show services).
+    const listed = (await t.register(member, { fetch_event_types: ["realm_bot"] })).realm_bots.find((b: { user_id: number }) => b.user_id === created.user_id);
+    const token = listed.services[0].token as string;
+    const id = await send(member, { type: "direct", to: [created.user_id], content: "hello rest" });
+    const [request] = await waitFor("the request", () => (requestsTo(path).length > 0 ? requestsTo(path) : undefined));
+    const body = JSON.parse(request!.body);
+    assert.equal(body.token, token);
+    assert.equal(body.bot_full_name, "Rest Hook");
+    assert.equal(body.bot_email, listed.email);
+    assert.equal(body.message.id, id);
+    const [reply] = await waitFor("the reply", async () => {
+      const rows = await messagesBy(created.user_id);
+      return rows.length > 0 ? rows : undefined;
+    });
+    assert.equal(reply!.content, "made over REST");
+  });
+
   test("the send queues the delivery in its own transaction and returns before the bot answers", async () => {
     const bot = await outgoingBot({ hang: true });
     const channel = await newChannel(member, []);
