@@ -195,6 +195,25 @@ describe("outgoing webhooks", () => {
     assert.equal(reply!.content, "made over REST");
   });
 
+  test("the reply goes into the triggering topic even where the bot itself may not post", async () => {
+    const bot = await outgoingBot({ body: JSON.stringify({ content: "answering anyway" }) });
+    const sys = await t.systemGroupIds();
+    const admin = t.users.admin;
+    const channel = await newChannel(admin, [], { can_send_message_group: sys["role:administrators"] });
+    // The bot (a member) is refused when it posts there on its own…
+    const own = await t.api(bot, "POST", "/messages", { type: "stream", to: channel.name, topic: "news", content: "me too" });
+    assert.equal(own.status, 400);
+    // …but its answer to an administrator's mention is posted (Zulip's skip_stream_access_check).
+    await send(admin, { type: "stream", to: channel.name, topic: "news", content: `@**${bot.fullName}** summary?` });
+    const [reply] = await waitFor("the reply", async () => {
+      const rows = await messagesBy(bot.id);
+      return rows.length > 0 ? rows : undefined;
+    });
+    assert.equal(reply!.content, "answering anyway");
+    assert.equal(reply!.channel_id, channel.id);
+    assert.equal(reply!.topic, "news");
+  });
+
   test("the send queues the delivery in its own transaction and returns before the bot answers", async () => {
     const bot = await outgoingBot({ hang: true });
     const channel = await newChannel(member, []);

@@ -177,6 +177,8 @@ async function channelConversation(storage: Storage, db: Db, realm: Realm, setti
   const facts = { ...channelFacts(channel), name: channel.name };
   // A bot may post wherever its owner may read (Zulip lets bots post to their owner's private channels).
   const ownerSubscribed = owner !== undefined && subscriberRows.some((u) => u.id === owner.id);
+  // An outgoing-webhook reply skips the posting checks, but an archived channel takes no messages at all.
+  if (request.skipChannelAccessCheck && channel.is_archived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
   if (!request.internal && !request.skipChannelAccessCheck) checkCanPost(actor, facts, subscribed || (owner !== undefined && ownerSubscribed && hasContentAccess(owner, facts, true)), owner);
   checkTopicAllowed(topic, effectiveTopicsPolicy(channel.topics_policy, settings.topics_policy), settings.empty_topic_display_name);
 
