@@ -610,3 +610,42 @@ describe("/register: realm_bots", () => {
     );
   });
 });
+
+describe("a bot's defaults at work", () => {
+  test("default_sending_stream: a channel message without `to` goes there; people still need `to`", async () => {
+    const channel = uniqueName("bot-out");
+    assertSuccess(await t.api(u().member, "POST", "/users/me/subscriptions", { subscriptions: [{ name: channel }] }));
+    const { bot } = await newBot(u().member, { default_sending_stream: channel });
+    const sent = assertSuccess(await t.api(bot, "POST", "/messages", { type: "stream", topic: "status", content: "all green" }));
+    const message = assertSuccess(await t.api(u().member, "GET", `/messages/${sent.id}`)).message;
+    assert.equal(message.display_recipient, channel);
+    assert.equal(message.sender_id, bot.id);
+    assertError(await t.api(u().member, "POST", "/messages", { type: "stream", topic: "status", content: "x" }), 400, "BAD_REQUEST", "Missing channel");
+    const plain = await newBot(u().member);
+    assertError(await t.api(plain.bot, "POST", "/messages", { type: "stream", topic: "status", content: "x" }), 400, "BAD_REQUEST", "Missing channel");
+  });
+
+  test("default_events_register_stream narrows a queue registered without a narrow; default_all_public_streams widens it", async () => {
+    const home = uniqueName("bot-home");
+    const elsewhere = uniqueName("bot-elsewhere");
+    const unjoined = uniqueName("bot-unjoined");
+    assertSuccess(await t.api(u().member, "POST", "/users/me/subscriptions", { subscriptions: [{ name: home }, { name: elsewhere }, { name: unjoined }] }));
+    const narrowed = await newBot(u().member, { default_events_register_stream: home });
+    const wide = await newBot(u().member, { default_all_public_streams: true });
+    for (const b of [narrowed, wide]) {
+      assertSuccess(await t.api(u().member, "POST", "/users/me/subscriptions", { subscriptions: [{ name: home }, { name: elsewhere }], principals: [b.id] }));
+    }
+    const narrowQueue = (await t.register(narrowed.bot, { event_types: ["message"] })).queue_id;
+    const explicitQueue = (await t.register(narrowed.bot, { event_types: ["message"], narrow: [["stream", elsewhere]] })).queue_id;
+    const wideQueue = (await t.register(wide.bot, { event_types: ["message"] })).queue_id;
+    const notWideQueue = (await t.register(wide.bot, { event_types: ["message"], all_public_streams: false })).queue_id;
+    for (const to of [home, elsewhere, unjoined]) {
+      assertSuccess(await t.api(u().member, "POST", "/messages", { type: "stream", to, topic: "t", content: `to ${to}` }));
+    }
+    const channels = async (user: TestUser, queue: string) => (await t.queuedEvents(user, queue)).map((e) => e.message.display_recipient);
+    assert.deepEqual(await channels(narrowed.bot, narrowQueue), [home]);
+    assert.deepEqual(await channels(narrowed.bot, explicitQueue), [elsewhere]);
+    assert.deepEqual(await channels(wide.bot, wideQueue), [home, elsewhere, unjoined]);
+    assert.deepEqual(await channels(wide.bot, notWideQueue), [home, elsewhere]);
+  });
+});
