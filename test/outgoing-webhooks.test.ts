@@ -34,13 +34,16 @@ const received: Received[] = [];
 const handlers = new Map<string, Handler>();
 let member: TestUser;
 let owner: TestUser;
+/** What the workers logged (expected failures included), shown when a wait times out. */
+const workerLog: string[] = [];
+const recordLog = (error: unknown, what: string) => workerLog.push(`${what}: ${error instanceof Error ? error.stack : JSON.stringify(error)}`);
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> {
   const deadline = Date.now() + DEADLINE_MS;
   for (;;) {
     const value = await probe();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; worker log:\n${workerLog.join("\n")}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -111,11 +114,16 @@ function fakeBotServerAndApp() {
         res.end(handler.body ?? "{}");
       });
     });
+    // Idle connections stay open for the whole run: no race between the worker reusing one and the server closing it.
+    server.keepAliveTimeout = 120_000;
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     t = await startTestApp({ outgoingWebhookTimeoutMs: TIMEOUT_MS });
     member = t.users.member;
     owner = t.users.owner;
+    // The server's worker logs nowhere in tests; this one keeps its log for failure messages.
+    await t.services.outgoingWebhooks!.stop();
+    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, recordLog);
   });
 
   after(async () => {
@@ -290,8 +298,8 @@ describe("outgoing webhooks", () => {
     await t.services.outgoingWebhooks!.stop();
     const ids: number[] = [];
     for (const bot of bots) ids.push(await send(member, { type: "direct", to: [bot.id], content: "exactly once?" }));
-    const first = startOutgoingWebhooks(t.services, () => {});
-    const second = startOutgoingWebhooks(t.services, () => {});
+    const first = startOutgoingWebhooks(t.services, recordLog);
+    const second = startOutgoingWebhooks(t.services, recordLog);
     try {
       await waitFor("every reply", async () => {
         for (const bot of bots) if ((await messagesBy(bot.id)).length === 0) return false;
@@ -306,7 +314,7 @@ describe("outgoing webhooks", () => {
       assert.equal(requestsTo(bot.path).length, 1, bot.fullName);
       assert.equal((await messagesBy(bot.id)).length, 1, bot.fullName);
     }
-    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, () => {});
+    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, recordLog);
   });
 
   test("only a real mention triggers: not a silent mention, a quote or a code block", async () => {
@@ -383,7 +391,7 @@ describe("outgoing webhooks", () => {
       const rows = await messagesBy(bot.id);
       return rows.length >= 2 ? rows : undefined;
     });
-    assert.equal(requestsTo(bot.path).length, 1);
+    assert.equal(requestsTo(bot.path).length, 1, workerLog.join("\n"));
     // The conversation with the sender is the owner's conversation with the bot here: the sender is the owner.
     assert.deepEqual(
       messages.map((m) => m.content),
@@ -391,6 +399,7 @@ describe("outgoing webhooks", () => {
         "Failure! Third party responded with 500",
         `[A message](http://parley.test/#narrow/dm/${[member.id, bot.id].sort((a, b) => a - b).join(",")}/near/${id}) to your bot @_**${bot.fullName}** triggered an outgoing webhook.\nThe webhook got a response with status code *500*.\nThe response contains the following payload:\n\`\`\`\nb"Internal 'oops'"\n\`\`\``,
       ],
+      workerLog.join("\n"),
     );
     assert.deepEqual(await jobsFor(id), []);
   });
@@ -498,7 +507,7 @@ describe("outgoing webhooks", () => {
     assert.equal((await jobsFor(id)).length, 1);
     assert.equal(requestsTo(bot.path).length, 0);
     // A fresh worker (as a restarted or another process would run) finds it in the database.
-    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, () => {});
+    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, recordLog);
     const [reply] = await waitFor("the reply", async () => {
       const rows = await messagesBy(bot.id);
       return rows.length > 0 ? rows : undefined;
@@ -512,7 +521,7 @@ describe("outgoing webhooks", () => {
     await t.services.outgoingWebhooks!.stop();
     const id = await send(member, { type: "direct", to: [bot.id], content: "bye" });
     await t.services.storage.db.updateTable("users").set({ is_active: false }).where("id", "=", bot.id).execute();
-    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, () => {});
+    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, recordLog);
     await waitFor("the job to go", async () => (await jobsFor(id)).length === 0);
     assert.equal(requestsTo(bot.path).length, 0);
     assert.deepEqual(await messagesBy(bot.id), []);
