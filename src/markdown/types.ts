@@ -3,6 +3,8 @@ export interface MentionUser {
   fullName: string;
   /** Deactivated users can still be named; their mentions render silent. Default true. */
   isActive?: boolean;
+  /** users.bot_type, when the lookup knows it (the send path uses it to spot outgoing-webhook bots). */
+  botType?: number | null;
 }
 
 export interface MarkdownContext {

@@ -26,7 +26,7 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
   // Custom emoji names are lowercase ASCII (domain/emoji.ts); colons may be shared (":a:b:"), hence the lookahead.
   const emojiNames = content.includes(":") ? [...new Set([...content.matchAll(/:([0-9a-z_-]+)(?=:)/g)].map((m) => m[1]!))] : [];
 
-  const activeUsers = db.selectFrom("users").select(["id", "full_name"]).where("realm_id", "=", realmId).where("is_active", "=", true);
+  const activeUsers = db.selectFrom("users").select(["id", "full_name", "bot_type"]).where("realm_id", "=", realmId).where("is_active", "=", true);
   const [usersByLowerName, usersByNameAsWritten, usersById, groups, channels, realmEmoji] = await Promise.all([
     // Two lookups, each on its own index, rather than one OR the planners answer by reading every user.
     userNames.length === 0 ? [] : activeUsers.where((eb) => eb.fn("lower", ["full_name"]), "in", userNames).execute(),
@@ -34,7 +34,7 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
     userNames.length === 0 ? [] : activeUsers.where("full_name", "in", names.userNames).execute(),
     userIds.length === 0
       ? []
-      : db.selectFrom("users").select(["id", "full_name"]).where("realm_id", "=", realmId).where("is_active", "=", true).where("id", "in", userIds).execute(),
+      : db.selectFrom("users").select(["id", "full_name", "bot_type"]).where("realm_id", "=", realmId).where("is_active", "=", true).where("id", "in", userIds).execute(),
     groupNames.length === 0
       ? []
       : db
@@ -54,9 +54,9 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
   const byName = new Map<string, MentionUser[]>();
   for (const u of usersByName) {
     const key = u.full_name.toLowerCase();
-    byName.set(key, [...(byName.get(key) ?? []), { id: u.id, fullName: u.full_name }]);
+    byName.set(key, [...(byName.get(key) ?? []), { id: u.id, fullName: u.full_name, botType: u.bot_type }]);
   }
-  const byId = new Map<number, MentionUser>([...usersByName, ...usersById].map((u) => [u.id, { id: u.id, fullName: u.full_name }]));
+  const byId = new Map<number, MentionUser>([...usersByName, ...usersById].map((u) => [u.id, { id: u.id, fullName: u.full_name, botType: u.bot_type }]));
   const groupByName = new Map(groups.map((g) => [g.name.toLowerCase(), g]));
   const channelByName = new Map(channels.map((c) => [c.name.toLowerCase(), c]));
   return {

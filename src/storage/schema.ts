@@ -450,6 +450,24 @@ export interface BotConfigTable {
   value: string;
 }
 
+/** A delivery waiting in the outgoing-webhook queue (migration 0022). */
+export interface OutgoingWebhookJobTable {
+  id: Generated<number>;
+  realm_id: number;
+  /** The outgoing-webhook bot whose services get the request. */
+  bot_id: number;
+  message_id: number;
+  /** "mention" or "direct_message". */
+  trigger: string;
+  /** JSON of the message object as it was sent. */
+  message: string;
+  /** Failed attempts so far that may be retried (timeouts, connection errors). */
+  failed_tries: ColumnType<number, number | undefined, number>;
+  /** UNIX seconds from which a worker may take it; a claim moves it to the end of the lease. */
+  available_at: number;
+  created_at: number;
+}
+
 export interface LoginFailureTable {
   key: string;
   window_start: number;
@@ -543,6 +561,7 @@ export interface Database {
   bot_services: BotServiceTable;
   bot_storage: BotStorageTable;
   bot_config: BotConfigTable;
+  outgoing_webhook_jobs: OutgoingWebhookJobTable;
 }
 
 /**
@@ -591,6 +610,7 @@ export type BotService = Selectable<BotServiceTable>;
 export type BotStorageRow = Selectable<BotStorageTable>;
 export type BotConfigRow = Selectable<BotConfigTable>;
 export type NewUser = Insertable<UserTable>;
+export type OutgoingWebhookJob = Selectable<OutgoingWebhookJobTable>;
 export type UserUpdate = Updateable<UserTable>;
 export type UserGroup = Selectable<UserGroupTable>;
 export type Channel = Selectable<ChannelTable>;
