@@ -3,7 +3,7 @@
 // and the rendering of descriptions, which needs the same lookups.
 import type { Kysely, Transaction } from "kysely";
 import type { Config } from "../config.ts";
-import { referencedNames, renderMarkdown, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
+import { referencedNames, renderMarkdown, type CompiledLinkifiers, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
 import type { Database } from "../storage/schema.ts";
 import { isStorableId } from "../storage/database.ts";
 import { activeRealmEmojiByName } from "./realm-emoji.ts";
@@ -14,6 +14,8 @@ type Db = Kysely<Database> | Transaction<Database>;
 export interface RenderOptions {
   translateEmoticons?: boolean;
   inlineImagePreview?: boolean;
+  /** The organization's linkifiers (queries/linkifiers.ts compiledLinkifiersFor). */
+  linkifiers?: CompiledLinkifiers;
 }
 
 export async function markdownContextFor(db: Db, config: Pick<Config, "externalUrl">, realmId: number, content: string, options: RenderOptions = {}): Promise<MarkdownContext> {

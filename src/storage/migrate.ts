@@ -22,6 +22,7 @@ import * as m0016 from "./migrations/0016_status_muted_drafts.ts";
 import * as m0017 from "./migrations/0017_avatars.ts";
 import * as m0018 from "./migrations/0018_descriptions_playgrounds.ts";
 import * as m0019 from "./migrations/0019_submessages.ts";
+import * as m0023 from "./migrations/0023_linkifiers.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0017_avatars": m0017,
   "0018_descriptions_playgrounds": m0018,
   "0019_submessages": m0019,
+  "0023_linkifiers": m0023,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {
