@@ -141,6 +141,12 @@ export interface CompiledLinkifier {
   id: number;
   /** null: the pattern does not compile with Zulip's wrapping (then it matches nothing, as in Zulip). */
   regex: RE2JS | null;
+  /**
+   * The bare pattern: a text it does not match anywhere cannot hold a match of
+   * the wrapped one, and RE2 answers "is there a match" several times faster
+   * than it finds matches with their groups.
+   */
+  probe: RE2JS | null;
   template: TemplatePart[] | null;
   /** Names of the pattern's own groups (the template's variables). */
   groups: string[];
@@ -157,8 +163,16 @@ export function compileLinkifiers(linkifiers: readonly Linkifier[]): CompiledLin
     } catch {
       regex = null;
     }
+    let probe: RE2JS | null = null;
+    if (regex) {
+      try {
+        probe = RE2JS.compile(l.pattern);
+      } catch {
+        probe = null;
+      }
+    }
     const groups = regex ? Object.keys(regex.namedGroups()).filter((n) => n !== BEFORE_GROUP && n !== OUTER_GROUP && n !== AFTER_GROUP) : [];
-    return { id: l.id, regex, template: parseUrlTemplate(l.url_template), groups };
+    return { id: l.id, regex, probe, template: parseUrlTemplate(l.url_template), groups };
   });
 }
 
@@ -185,10 +199,21 @@ function matchUrl(linkifier: CompiledLinkifier, m: ReturnType<RE2JS["matcher"]>)
  * one), as Zulip's loops do.
  */
 function* matchesOf(linkifier: CompiledLinkifier, text: string): Generator<RawMatch> {
-  if (!linkifier.regex) return;
+  // Most texts hold no match: RE2 says so fastest without positions.
+  if (!linkifier.regex || (linkifier.probe && !linkifier.probe.test(text))) return;
+  const probe = linkifier.probe?.matcher(text);
   const m = linkifier.regex.matcher(text);
   let pos = 0;
-  while (pos <= text.length && m.find(pos)) {
+  while (pos <= text.length) {
+    // No match of the bare pattern starts before the probe's leftmost one, so
+    // neither does the wrapped pattern's text: its search (the slow one, with
+    // groups) starts one character before it, for the character it needs there.
+    let from = pos;
+    if (probe) {
+      if (!probe.find(pos)) return;
+      from = Math.max(pos, probe.start() - 1);
+    }
+    if (!m.find(from)) return;
     const start = m.start(OUTER_GROUP);
     const end = m.end(OUTER_GROUP);
     const afterLength = m.end(AFTER_GROUP) - m.start(AFTER_GROUP);
