@@ -429,6 +429,14 @@ describe("rendering: message content and topic_links", () => {
     assert.equal(await render("> quoted #123"), '<blockquote>\n<p>quoted <a href="https://trac.example.com/ticket/123">#123</a></p>\n</blockquote>');
   });
 
+  test("channel descriptions are rendered with them (Zulip's render_stream_description passes the realm)", async () => {
+    assertSuccess(await add(u().admin, TRAC));
+    const name = uniqueName("described");
+    assertSuccess(await t.api(u().admin, "POST", "/users/me/subscriptions", { subscriptions: [{ name, description: "Tracks #321" }], send_new_subscription_messages: false }));
+    const row = await db().selectFrom("channels").select("rendered_description").where("realm_id", "=", t.realm.id).where("name", "=", name).executeTakeFirstOrThrow();
+    assert.equal(row.rendered_description, '<p>Tracks <a href="https://trac.example.com/ticket/321">#321</a></p>');
+  });
+
   test("a catastrophic pattern (exponential for a backtracking engine) renders fast", async () => {
     assertSuccess(await add(u().admin, { pattern: "(?P<x>(a+)+$)", url_template: "https://x.example.com/{x}" }));
     const content = " " + "a".repeat(9000) + "!";

@@ -77,9 +77,11 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
  * renderer without previews (Zulip's render_stream_description,
  * render_channel_folder_description and the realm's rendered description
  * all call markdown_convert with no_previews=True). Mentions, channel links,
- * emoji and the rest render as in messages; an empty description is "".
+ * emoji, the organization's linkifiers (when given: the migration that first
+ * rendered descriptions ran before linkifiers existed) and the rest render as
+ * in messages; an empty description is "".
  */
-export async function renderDescription(db: Db, config: Pick<Config, "externalUrl">, realmId: number, description: string): Promise<string> {
+export async function renderDescription(db: Db, config: Pick<Config, "externalUrl">, realmId: number, description: string, linkifiers?: CompiledLinkifiers): Promise<string> {
   if (description.trim() === "") return "";
-  return renderMarkdown(description, await markdownContextFor(db, config, realmId, description, { inlineImagePreview: false })).html;
+  return renderMarkdown(description, await markdownContextFor(db, config, realmId, description, { inlineImagePreview: false, linkifiers })).html;
 }
