@@ -44,11 +44,15 @@ export async function compiledLinkifiersFor(database: Storage | Db, db: Db, real
   }
   const cached = cache.get(realm.id);
   if (cached && cached.version === version) return cached.linkifiers;
-  // The version was read before the rows, and a change increments it in the
-  // transaction that changes them: the rows are at least that version's. A
-  // change committed in between leaves newer rows under the older version,
-  // which the next request (reading the newer version) compiles again.
+  // The version is read again with `db` before the rows: a change increments
+  // it in the transaction that changes them, so the rows are at least that
+  // version's (a change committed in between leaves newer rows under the
+  // older version, which the next request, reading the newer version,
+  // compiles again). Read inside a transaction that itself changed the
+  // linkifiers (group commit), the version is ahead of the realm row's: the
+  // rows may yet be rolled back, so they are used but not cached.
+  const seen = await db.selectFrom("realms").select("linkifiers_version").where("id", "=", realm.id).executeTakeFirst();
   const linkifiers = compileLinkifiers(await realmLinkifiers(db, realm.id));
-  if (!cached || version >= cached.version) cache.set(realm.id, { version, linkifiers });
+  if (seen?.linkifiers_version === version && (!cached || version >= cached.version)) cache.set(realm.id, { version, linkifiers });
   return linkifiers;
 }
