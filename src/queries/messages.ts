@@ -113,6 +113,18 @@ export interface MessageLookups {
 
 export type MessageRow = Message & { dm_key?: string | null };
 
+/** topic_links once per topic of a page of messages (most share a few topics). */
+const topicLinksMemo = new WeakMap<MessageLookups, Map<string, { text: string; url: string }[]>>();
+
+function topicLinksOf(lookups: MessageLookups, topic: string): { text: string; url: string }[] {
+  if (lookups.linkifiers.length === 0) return topicLinks(topic);
+  let memo = topicLinksMemo.get(lookups);
+  if (!memo) topicLinksMemo.set(lookups, (memo = new Map()));
+  let links = memo.get(topic);
+  if (!links) memo.set(topic, (links = topicLinks(topic, lookups.linkifiers)));
+  return links;
+}
+
 /** The message object, as GET /messages and `message` events carry it. */
 export function formatMessage(config: Config, row: MessageRow, lookups: MessageLookups, flags: number | null, format: MessageFormat): ApiMessage {
   const sender = lookups.senders.get(row.sender_id)!;
@@ -134,7 +146,7 @@ export function formatMessage(config: Config, row: MessageRow, lookups: MessageL
     ...(isChannel ? { stream_id: row.channel_id! } : {}),
     subject: topic,
     topic,
-    topic_links: isChannel ? topicLinks(row.topic, lookups.linkifiers) : [],
+    topic_links: isChannel ? topicLinksOf(lookups, row.topic) : [],
     timestamp: row.date_sent,
     is_me_message: isMeMessage(row.content, row.rendered_content),
     reactions: lookups.reactions.get(row.id) ?? [],
