@@ -38,6 +38,7 @@ import { alertWordsByUser } from "../queries/alert-words.ts";
 import { mutingUserIds } from "../queries/muted-users.ts";
 import { attachmentObjects, canAccessAttachment, uploadSpaceUsed } from "../queries/attachments.ts";
 import { channelFacts } from "../queries/channels.ts";
+import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import type { MarkdownContext } from "../markdown/render.ts";
 import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type ApiSubmessage, type MessageLookups } from "../queries/messages.ts";
@@ -403,9 +404,11 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
   // The widget submessage the message gets (Zulip's do_widget_post_save_actions); a look at the first character for most messages.
   const widget = request.widgetContent !== undefined ? parseWidgetContent(request.widgetContent) : widgetFromContent(content);
 
+  const linkifiers = await compiledLinkifiersFor(services.storage, db, realm);
   const markdownContext = await markdownContextFor(db, services.config, realm.id, content, {
     translateEmoticons: parseUserSettings(sender.settings).translate_emoticons,
     inlineImagePreview: settings.inline_image_preview,
+    linkifiers,
   });
   const rendered = renderMarkdown(content, markdownContext);
   // @**topic** reaches only the topic's participants (Zulip's topic_participant_user_ids).
@@ -471,7 +474,7 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
     has_image: rendered.hasImage,
     has_link: rendered.hasLink,
   };
-  return { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget, serviceBots };
+  return { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget, serviceBots, linkifiers };
 }
 
 /**
@@ -527,7 +530,7 @@ async function insertFlagRows(trx: Trx, dialect: Dialect, messageId: number, fla
 
 /** Writes a prepared message, its flags rows and links, and queues its events. */
 async function writeMessage(services: Services, trx: Trx, pending: PendingEvents, realm: Realm, sender: User, request: SendRequest, prepared: CheckedMessage): Promise<SendResult> {
-  const { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget, serviceBots } = prepared;
+  const { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget, serviceBots, linkifiers } = prepared;
   const { channel, topic } = conversation;
   const now = newRow.date_sent;
   const { id: messageId } = await trx.insertInto("messages").values(newRow).returning("id").executeTakeFirstOrThrow();
@@ -568,6 +571,7 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
     ]),
     reactions: new Map(),
     submessages: new Map([[messageId, submessages]]),
+    linkifiers,
   };
   const message = formatMessage(services.config, row, lookups, 0, {
     applyMarkdown: true,

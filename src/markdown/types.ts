@@ -1,3 +1,5 @@
+import type { CompiledLinkifiers } from "./linkifiers.ts";
+
 export interface MentionUser {
   id: number;
   fullName: string;
@@ -28,6 +30,8 @@ export interface MarkdownContext {
    * URLs (the server must serve GET /thumbnail); false: `<img src>` is the image URL.
    */
   thumbnailImages?: boolean;
+  /** The organization's linkifiers, in order (markdown/linkifiers.ts compileLinkifiers). Default none. */
+  linkifiers?: CompiledLinkifiers;
 }
 
 export interface RenderedMessage {

@@ -3,7 +3,7 @@
 // and the rendering of descriptions, which needs the same lookups.
 import type { Kysely, Transaction } from "kysely";
 import type { Config } from "../config.ts";
-import { referencedNames, renderMarkdown, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
+import { referencedNames, renderMarkdown, type CompiledLinkifiers, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
 import type { Database } from "../storage/schema.ts";
 import { isStorableId } from "../storage/database.ts";
 import { activeRealmEmojiByName } from "./realm-emoji.ts";
@@ -14,6 +14,8 @@ type Db = Kysely<Database> | Transaction<Database>;
 export interface RenderOptions {
   translateEmoticons?: boolean;
   inlineImagePreview?: boolean;
+  /** The organization's linkifiers (queries/linkifiers.ts compiledLinkifiersFor). */
+  linkifiers?: CompiledLinkifiers;
 }
 
 export async function markdownContextFor(db: Db, config: Pick<Config, "externalUrl">, realmId: number, content: string, options: RenderOptions = {}): Promise<MarkdownContext> {
@@ -75,9 +77,11 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
  * renderer without previews (Zulip's render_stream_description,
  * render_channel_folder_description and the realm's rendered description
  * all call markdown_convert with no_previews=True). Mentions, channel links,
- * emoji and the rest render as in messages; an empty description is "".
+ * emoji, the organization's linkifiers (when given: the migration that first
+ * rendered descriptions ran before linkifiers existed) and the rest render as
+ * in messages; an empty description is "".
  */
-export async function renderDescription(db: Db, config: Pick<Config, "externalUrl">, realmId: number, description: string): Promise<string> {
+export async function renderDescription(db: Db, config: Pick<Config, "externalUrl">, realmId: number, description: string, linkifiers?: CompiledLinkifiers): Promise<string> {
   if (description.trim() === "") return "";
-  return renderMarkdown(description, await markdownContextFor(db, config, realmId, description, { inlineImagePreview: false })).html;
+  return renderMarkdown(description, await markdownContextFor(db, config, realmId, description, { inlineImagePreview: false, linkifiers })).html;
 }

@@ -25,6 +25,7 @@ import * as m0019 from "./migrations/0019_submessages.ts";
 import * as m0020 from "./migrations/0020_sessions.ts";
 import * as m0021 from "./migrations/0021_bots.ts";
 import * as m0022 from "./migrations/0022_outgoing_webhooks.ts";
+import * as m0023 from "./migrations/0023_linkifiers.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -59,6 +60,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0020_sessions": m0020,
   "0021_bots": m0021,
   "0022_outgoing_webhooks": m0022,
+  "0023_linkifiers": m0023,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {

@@ -19,6 +19,8 @@ export interface RealmTable {
   icon_source: ColumnType<string, string | undefined, string>;
   /** Incremented by every icon change: the ?version= of the icon's URL. */
   icon_version: ColumnType<number, number | undefined, number>;
+  /** Incremented by every linkifier change: what keeps per-process compiled linkifiers current (queries/linkifiers.ts). */
+  linkifiers_version: ColumnType<number, number | undefined, number>;
 }
 
 export interface UserTable {
@@ -243,6 +245,18 @@ export interface AlertWordTable {
 }
 
 /** Zulip's RealmPlayground: where to open code blocks of a language. */
+/** Zulip's RealmFilter: a linkifier. */
+export interface RealmLinkifierTable {
+  id: Generated<number>;
+  realm_id: number;
+  /** An RE2 regular expression whose named groups are the template's variables. */
+  pattern: string;
+  /** RFC 6570 URL template. */
+  url_template: string;
+  /** Linkifiers apply by ascending order, then ID. */
+  order: ColumnType<number, number | undefined, number>;
+}
+
 export interface RealmPlaygroundTable {
   id: Generated<number>;
   realm_id: number;
@@ -541,6 +555,7 @@ export interface Database {
   alert_words: AlertWordTable;
   realm_emoji: RealmEmojiTable;
   realm_playgrounds: RealmPlaygroundTable;
+  realm_linkifiers: RealmLinkifierTable;
   scheduled_messages: ScheduledMessageTable;
   saved_snippets: SavedSnippetTable;
   navigation_views: NavigationViewTable;
