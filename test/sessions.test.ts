@@ -96,6 +96,7 @@ describe("POST /json/login", () => {
     const user = await freshUser();
     assertError(await t.json(null, "POST", "/fetch_api_key", { username: user.email, password: user.password }), 404, "BAD_REQUEST", "Endpoint not found");
     assertError(await t.json(null, "POST", "/dev_fetch_api_key", { username: user.email }), 404, "BAD_REQUEST");
+    assertError(await t.json(null, "POST", "/invites/join/somekey", { full_name: "X", password: "secret-pass" }), 405, "METHOD_NOT_ALLOWED");
     // Nor are the browser endpoints under /api/v1.
     assertError(await t.api(null, "POST", "/login", { username: user.email, password: user.password }), 404, "BAD_REQUEST");
     assertError(await t.api(user, "GET", "/session"), 404, "BAD_REQUEST");

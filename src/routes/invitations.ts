@@ -142,6 +142,8 @@ export const invitationRoutes = [
     method: "POST",
     path: "/invites/join/:key",
     auth: "none",
+    // Its reply holds the new account's API key, which never reaches a page: browsers sign up at /join/{key}/.
+    surface: "api",
     params: {
       key: param.string().required(),
       full_name: param.string().required(),
