@@ -9,6 +9,7 @@ import type { RegisterResponse, ServerEvent } from "../api/types.ts";
 import { channelsStore } from "./channels.ts";
 import { applyEvent } from "./events.ts";
 import { messagesStore } from "./messages.ts";
+import { permissionsStore } from "./permissions.ts";
 import { readLocation, useNavigation } from "./navigation.ts";
 import { presenceStore } from "./presence.ts";
 import { realmStore } from "./realm.ts";
@@ -55,6 +56,7 @@ async function register(): Promise<RegisterResponse> {
 function load(initial: RegisterResponse): void {
   usersStore.load(initial);
   realmStore.load(initial);
+  permissionsStore.load(initial);
   channelsStore.load(initial);
   unreadsStore.load(initial.unread_msgs, initial.user_id);
   presenceStore.load(initial.presences);

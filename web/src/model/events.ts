@@ -3,6 +3,7 @@
 import type { Message, ServerEvent } from "../api/types.ts";
 import { channelsStore } from "./channels.ts";
 import { messagesStore } from "./messages.ts";
+import { permissionsStore } from "./permissions.ts";
 import { presenceStore } from "./presence.ts";
 import { realmStore } from "./realm.ts";
 import { topicsStore } from "./topics.ts";
@@ -12,6 +13,7 @@ import { usersStore, useUsers } from "./users.ts";
 
 export function applyEvent(event: ServerEvent): void {
   const selfId = useUsers.getState().selfId;
+  permissionsStore.applyEvent(event);
   switch (event.type) {
     case "message": {
       const message = { ...(event.message as Message), flags: (event.flags as string[]) ?? [] };

@@ -8,6 +8,7 @@ import { useConnection } from "../model/connection.ts";
 import { messagesStore } from "../model/messages.ts";
 import { narrowKey, type Narrow } from "../model/narrow.ts";
 import { useRealm } from "../model/realm.ts";
+import { useComposeRequestsFor } from "./useComposeRequests.ts";
 
 const TYPING_RENEW_MS = 10_000;
 
@@ -32,6 +33,7 @@ export function Compose({ narrow }: { narrow: Narrow }) {
     setTopic(narrow.kind === "topic" ? narrow.topic : "");
     setError(null);
   }, [key]); // eslint-disable-line react-hooks/exhaustive-deps
+  useComposeRequestsFor(key, setTopic, setContent);
 
   const target: Target | null =
     streamId !== null ? { type: "stream", streamId, topic: topic.trim() } : narrow.kind === "dm" ? { type: "private", userIds: narrow.userIds } : null;

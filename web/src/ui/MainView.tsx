@@ -9,7 +9,10 @@ import { useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
 import { Compose } from "./Compose.tsx";
 import { Inbox } from "./Inbox.tsx";
+import { KeyboardShortcuts } from "./KeyboardShortcuts.tsx";
+import { MessageActionsHost } from "./MessageActions.tsx";
 import { MessageList } from "./MessageList.tsx";
+import { SearchBox } from "./SearchBox.tsx";
 import { Sidebar } from "./Sidebar.tsx";
 import { TypingNotice } from "./TypingNotice.tsx";
 import { UserMenu } from "./UserMenu.tsx";
@@ -84,6 +87,7 @@ export function MainView() {
           {realmName || "Parley"}
         </a>
         <ConnectionBanner />
+        <SearchBox />
         <UserMenu />
       </header>
       <Sidebar view={view} />
@@ -99,6 +103,8 @@ export function MainView() {
           </>
         )}
       </main>
+      <MessageActionsHost />
+      <KeyboardShortcuts />
     </div>
   );
 }
