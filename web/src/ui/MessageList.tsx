@@ -157,6 +157,11 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
           )}
           {editing ? <MessageEditor message={message} /> : <div className="message_content rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />}
           {!row.showSender && message.last_edit_timestamp !== undefined && <span className="edited">(edited)</span>}
+          {!row.showSender && message.flags.includes("starred") && (
+            <span className="starred side" aria-label="Starred">
+              ★
+            </span>
+          )}
           <Reactions message={message} selfId={selfId} />
           <MessageControls message={message} />
           {local?.state === "sending" && <div className="send-state">Sending…</div>}
