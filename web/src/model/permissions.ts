@@ -40,6 +40,8 @@ export interface PermissionsState {
   /** The server's emoji names document (absolute URL, from server_emoji_data_url). */
   emojiDataUrl: string | null;
   reportTypes: ReportType[];
+  /** Deactivated users (realm_non_active_users; realm_user events), who cannot be written to. */
+  deactivated: Record<number, true>;
 }
 
 const SETTINGS = [
@@ -60,7 +62,7 @@ const SETTINGS = [
   "mandatory_topics",
 ];
 
-export const usePermissions = create<PermissionsState>(() => ({ settings: {}, groups: {}, realmEmoji: {}, emojiDataUrl: null, reportTypes: [] }));
+export const usePermissions = create<PermissionsState>(() => ({ settings: {}, groups: {}, realmEmoji: {}, emojiDataUrl: null, reportTypes: [], deactivated: {} }));
 
 export const permissionsStore = {
   load(initial: RegisterResponse): void {
@@ -75,6 +77,7 @@ export const permissionsStore = {
       realmEmoji: (raw.realm_emoji as Record<string, RealmEmoji> | undefined) ?? {},
       emojiDataUrl: typeof raw.server_emoji_data_url === "string" ? raw.server_emoji_data_url : null,
       reportTypes: (raw.server_report_message_types as ReportType[] | undefined) ?? [],
+      deactivated: Object.fromEntries(((raw.realm_non_active_users as { user_id: number }[] | undefined) ?? []).map((u) => [u.user_id, true as const])),
     });
   },
 
@@ -88,10 +91,23 @@ export const permissionsStore = {
       case "realm_emoji":
         if (event.op === "update") usePermissions.setState({ realmEmoji: event.realm_emoji ?? {} });
         break;
+      case "realm_user":
+        if (event.op === "remove" || (event.op === "update" && event.person?.is_active === false)) this.setDeactivated(event.person.user_id, true);
+        if ((event.op === "update" && event.person?.is_active === true) || event.op === "add") this.setDeactivated(event.person.user_id, false);
+        break;
       case "user_group":
         this.applyGroupEvent(event);
         break;
     }
+  },
+
+  setDeactivated(userId: number, deactivated: boolean): void {
+    usePermissions.setState((s) => {
+      const next = { ...s.deactivated };
+      if (deactivated) next[userId] = true;
+      else delete next[userId];
+      return { deactivated: next };
+    });
   },
 
   setSetting(name: string, value: unknown): void {

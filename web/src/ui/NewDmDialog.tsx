@@ -5,20 +5,22 @@ import { requestCompose } from "../model/compose-requests.ts";
 import { messageUi } from "../model/message-ui.ts";
 import { navigate } from "../model/navigation.ts";
 import { dmNarrow, narrowKey } from "../model/narrow.ts";
+import { usePermissions } from "../model/permissions.ts";
 import { useUsers } from "../model/users.ts";
 import { Dialog } from "./Dialog.tsx";
 
 export function NewDmDialog() {
   const { byId, selfId } = useUsers();
+  const deactivated = usePermissions((s) => s.deactivated);
   const [filter, setFilter] = useState("");
   const [chosen, setChosen] = useState<number[]>([]);
   const people = useMemo(() => {
     const f = filter.trim().toLowerCase();
     return Object.values(byId)
-      .filter((u) => u.is_active && u.user_id !== selfId && (f === "" || u.full_name.toLowerCase().includes(f) || u.email.toLowerCase().includes(f)))
+      .filter((u) => !deactivated[u.user_id] && u.is_active !== false && u.user_id !== selfId && (f === "" || u.full_name.toLowerCase().includes(f) || u.email.toLowerCase().includes(f)))
       .sort((a, b) => a.full_name.localeCompare(b.full_name))
       .slice(0, 50);
-  }, [byId, selfId, filter]);
+  }, [byId, selfId, filter, deactivated]);
   const toggle = (id: number) => setChosen((c) => (c.includes(id) ? c.filter((x) => x !== id) : [...c, id]));
   const submit = (e: FormEvent) => {
     e.preventDefault();
