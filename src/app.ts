@@ -40,6 +40,7 @@ import { userStatusRoutes } from "./routes/user-status.ts";
 import { mutedUsersRoutes } from "./routes/muted-users.ts";
 import { draftsRoutes } from "./routes/drafts.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
+import { passwordResetPageRoutes } from "./routes/password-reset.ts";
 import { webClientRoutes } from "./routes/web-client.ts";
 import type { Services } from "./services.ts";
 
@@ -233,6 +234,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   uploadFileRoutes(app, services, methods);
   realmEmojiFileRoutes(app, services, methods);
   joinPageRoutes(app, services, methods);
+  passwordResetPageRoutes(app, services, methods);
   webClientRoutes(app, methods);
   return app;
 }

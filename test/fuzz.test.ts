@@ -124,6 +124,10 @@ const PAGE_ROUTES: Record<string, { params?: string[]; page?: boolean; extra?: R
   "GET /static/generated/emoji/:file_name": { page: true },
   "GET /join/:key": { page: true },
   "POST /join/:key": { page: true, params: ["full_name", "password", "email"] },
+  "GET /accounts/password/reset": { page: true },
+  "POST /accounts/password/reset": { page: true, params: ["email"] },
+  "GET /accounts/password/reset/:token": { page: true },
+  "POST /accounts/password/reset/:token": { page: true, params: ["new_password", "new_password_confirm"] },
 };
 
 /** Routes that may end the fuzzing accounts (deactivate them): fuzzed after everything else. */

@@ -631,11 +631,21 @@ describe("signing up with an invitation", () => {
     assert.equal(bad.status, 400);
     assert.ok((await bad.text()).includes("Name too short!"));
 
-    const done = await fetch(pageUrl, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ full_name: "Wendy Web", password: "web-pass" }) });
-    assert.equal(done.status, 200);
-    assert.ok((await done.text()).includes("Your account is ready"));
-    const row = await t.services.storage.db.selectFrom("users").select(["full_name"]).where("delivery_email", "=", address).executeTakeFirstOrThrow();
+    const done = await fetch(pageUrl, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ full_name: "Wendy Web", password: "web-pass" }),
+      redirect: "manual",
+    });
+    // Signed in, and off to the web app.
+    assert.equal(done.status, 303);
+    assert.equal(done.headers.get("location"), "/");
+    const cookie = /^parley_session=[A-Za-z0-9_-]{43}/.exec(done.headers.get("set-cookie") ?? "")?.[0];
+    assert.ok(cookie, done.headers.get("set-cookie") ?? "no cookie");
+    const row = await t.services.storage.db.selectFrom("users").select(["id", "full_name"]).where("delivery_email", "=", address).executeTakeFirstOrThrow();
     assert.equal(row.full_name, "Wendy Web");
+    const session = assertSuccess(await t.json({ userId: row.id, cookie, csrfToken: "" }, "GET", "/session"));
+    assert.equal(session.user_id, row.id);
     // The new account logs in with its password.
     const login = assertSuccess(await t.api(null, "POST", "/fetch_api_key", { username: address, password: "web-pass" }));
     assert.equal(typeof login.api_key, "string");

@@ -3,6 +3,8 @@
 // and CSRF checks, over real HTTP.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { buildApp } from "../src/app.ts";
+import { openServices } from "../src/server.ts";
 import { assertError, assertSuccess, basicAuth, type BrowserSession, type TestApp, type TestUser, startTestApp } from "./helpers.ts";
 
 const NOT_LOGGED_IN = "Not logged in: API authentication or user session required";
@@ -216,5 +218,228 @@ describe("/json mirrors /api/v1", () => {
 
   test("unknown path under /json: 404 JSON", async () => {
     assertError(await t.json(session, "GET", "/nope"), 404, "BAD_REQUEST", "Endpoint not found");
+  });
+});
+
+describe("how sessions end", () => {
+  test("a session expires SESSION_AGE_SECONDS after sign-in: 401 and the cookie cleared", async () => {
+    const user = await freshUser();
+    const session = await t.login(user);
+    const realNow = t.services.now;
+    const start = realNow();
+    try {
+      t.services.now = () => start + 14 * 24 * 3600 - 5;
+      assertSuccess(await t.json(session, "GET", "/session"));
+      t.services.now = () => start + 14 * 24 * 3600 + 1;
+      const expired = await t.json(session, "GET", "/users/me");
+      assertError(expired, 401, "UNAUTHORIZED", NOT_LOGGED_IN);
+      assert.match(setCookie(expired.headers), /^parley_session=; Max-Age=0/);
+      // A new sign-in then clears out the expired rows.
+      await t.login(await freshUser());
+      const left = await t.services.storage.db.selectFrom("sessions").select("token_hash").where("user_id", "=", user.id).execute();
+      assert.equal(left.length, 0);
+    } finally {
+      t.services.now = realNow;
+    }
+  });
+
+  test("SESSION_AGE_SECONDS sets the cookie's Max-Age and the session's life", async () => {
+    const app = await startTestApp({ sessionAgeSeconds: 120 });
+    try {
+      const session = await app.login(app.users.member);
+      const reply = await app.json(null, "POST", "/login", { username: app.users.member.email, password: app.users.member.password });
+      assert.match(setCookie(reply.headers), /; Max-Age=120; /);
+      const realNow = app.services.now;
+      const start = realNow();
+      app.services.now = () => start + 121;
+      assertError(await app.json(session, "GET", "/session"), 401, "UNAUTHORIZED");
+      app.services.now = realNow;
+    } finally {
+      await app.close();
+    }
+  });
+
+  test("changing the password at /json/settings ends every other session; the one that asked stays", async () => {
+    const user = await freshUser();
+    const asking = await t.login(user);
+    const other = await t.login(user);
+    assertSuccess(await t.json(asking, "PATCH", "/settings", { old_password: user.password, new_password: "a-new-password" }));
+    assertSuccess(await t.json(asking, "GET", "/session"));
+    assertError(await t.json(other, "GET", "/session"), 401, "UNAUTHORIZED");
+    // The new password signs in; the old one no longer does.
+    assertSuccess(await t.json(null, "POST", "/login", { username: user.email, password: "a-new-password" }));
+    assertError(await t.json(null, "POST", "/login", { username: user.email, password: user.password }), 401, "AUTHENTICATION_FAILED");
+  });
+
+  test("changing the password with the API key ends every session; other settings end none; a wrong old password ends none", async () => {
+    const user = await freshUser();
+    const a = await t.login(user);
+    assertSuccess(await t.api(user, "PATCH", "/settings", { full_name: "Renamed Member" }));
+    assertSuccess(await t.json(a, "GET", "/session"));
+    assertError(await t.api(user, "PATCH", "/settings", { old_password: "wrong", new_password: "another-password" }), 400, "BAD_REQUEST", "Wrong password!");
+    assertSuccess(await t.json(a, "GET", "/session"));
+    const b = await t.login(user);
+    assertSuccess(await t.api(user, "PATCH", "/settings", { old_password: user.password, new_password: "another-password" }));
+    assertError(await t.json(a, "GET", "/session"), 401, "UNAUTHORIZED");
+    assertError(await t.json(b, "GET", "/session"), 401, "UNAUTHORIZED");
+    // The API key still works (Zulip keeps it on a password change).
+    assertSuccess(await t.api(user, "GET", "/users/me"));
+  });
+
+  test("deactivation ends the user's sessions and those of the bots they own; reactivation does not bring them back", async () => {
+    const user = await freshUser();
+    const session = await t.login(user);
+    const bystander = await t.login(await freshUser());
+    assertSuccess(await t.api(t.users.owner, "DELETE", `/users/${user.id}`));
+    assertError(await t.json(session, "GET", "/session"), 401, "UNAUTHORIZED");
+    assertSuccess(await t.json(bystander, "GET", "/session"));
+    assertSuccess(await t.api(t.users.owner, "POST", `/users/${user.id}/reactivate`));
+    assertError(await t.json(session, "GET", "/session"), 401, "UNAUTHORIZED");
+    assertSuccess(await t.json(null, "POST", "/login", { username: user.email, password: user.password }));
+  });
+
+  test("deactivating one's own account from the browser (DELETE /json/users/me) signs it out", async () => {
+    const user = await freshUser();
+    const session = await t.login(user);
+    assertSuccess(await t.json(session, "DELETE", "/users/me"));
+    assertError(await t.json(session, "GET", "/session"), 401, "UNAUTHORIZED");
+  });
+
+  test("sessions live in the database: a second server process on it accepts the cookie (and sees logouts)", async () => {
+    const user = await freshUser();
+    const session = await t.login(user);
+    const services = await openServices(t.services.config, t.services.storage);
+    const app = await buildApp(services);
+    try {
+      const reply = await app.inject({ method: "GET", url: "/json/session", headers: { cookie: session.cookie } });
+      assert.equal(reply.statusCode, 200, reply.body);
+      assert.equal(JSON.parse(reply.body).user_id, user.id);
+      const post = await app.inject({
+        method: "POST",
+        url: "/json/logout",
+        headers: { cookie: session.cookie, "x-csrftoken": session.csrfToken },
+      });
+      assert.equal(post.statusCode, 200, post.body);
+      assertError(await t.json(session, "GET", "/session"), 401, "UNAUTHORIZED");
+    } finally {
+      services.queues.close();
+      await app.close();
+    }
+  });
+});
+
+describe("the Secure flag", () => {
+  test("an https:// EXTERNAL_URL makes the cookie Secure (login and logout)", async () => {
+    const app = await startTestApp({ externalUrl: "https://parley.test" });
+    try {
+      const reply = await app.json(null, "POST", "/login", { username: app.users.member.email, password: app.users.member.password });
+      assert.ok(setCookie(reply.headers).split("; ").includes("Secure"));
+      const session = await app.login(app.users.member);
+      assert.ok(setCookie((await app.json(session, "POST", "/logout")).headers).split("; ").includes("Secure"));
+    } finally {
+      await app.close();
+    }
+  });
+
+  test("X-Forwarded-Proto: https counts only from a trusted proxy", async () => {
+    const trusting = await startTestApp({ trustedProxies: ["127.0.0.1"] });
+    try {
+      const login = (app: TestApp) =>
+        app.json(null, "POST", "/login", { username: app.users.member.email, password: app.users.member.password }, { headers: { "x-forwarded-proto": "https" } });
+      assert.ok(setCookie((await login(trusting)).headers).split("; ").includes("Secure"));
+      // The shared test app trusts no proxy: the header is anyone's to send.
+      assert.ok(!setCookie((await login(t)).headers).split("; ").includes("Secure"));
+    } finally {
+      await trusting.close();
+    }
+  });
+});
+
+describe("the browser's other requests", () => {
+  test("long-poll GET /json/events waits and answers like /api/v1/events", async () => {
+    const user = await freshUser();
+    const session = await t.login(user);
+    const registered = assertSuccess(await t.json(session, "POST", "/register", { event_types: ["message"] }));
+    const poll = t.json(session, "GET", "/events", { queue_id: registered.queue_id, last_event_id: registered.last_event_id });
+    // The poll waits until an event arrives.
+    const deadline = Date.now() + 5000;
+    while (!t.services.queues.get(registered.queue_id, user.id).waiter) {
+      assert.ok(Date.now() < deadline, "no long-poll started");
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assertSuccess(await t.api(t.users.owner, "POST", "/messages", { type: "direct", to: JSON.stringify([user.id]), content: "hello browser" }));
+    const events = assertSuccess(await poll).events;
+    assert.equal(events.length, 1, JSON.stringify(events));
+    assert.equal(events[0].type, "message");
+    assert.equal(events[0].message.content, "hello browser");
+  });
+
+  test("an upload sent from the browser is downloaded with the cookie; without it 401; the avatar redirect too", async () => {
+    const user = await freshUser();
+    const session = await t.login(user);
+    const form = new FormData();
+    form.append("file", new Blob(["browser notes"], { type: "text/plain" }), "notes.txt");
+    const missingCsrf = await fetch(`${t.url}/json/user_uploads`, { method: "POST", body: form, headers: { cookie: session.cookie } });
+    assert.equal(missingCsrf.status, 403);
+    const uploaded = await fetch(`${t.url}/json/user_uploads`, { method: "POST", body: form, headers: { cookie: session.cookie, "x-csrftoken": session.csrfToken } });
+    const body = await uploaded.json();
+    assert.equal(uploaded.status, 200, JSON.stringify(body));
+    assert.match(body.url, /^\/user_uploads\/\d+\/.+\/notes\.txt$/);
+
+    const withCookie = await fetch(`${t.url}${body.url}`, { headers: { cookie: session.cookie } });
+    assert.equal(withCookie.status, 200);
+    assert.equal(await withCookie.text(), "browser notes");
+    const download = await fetch(`${t.url}${body.url.replace("/user_uploads/", "/user_uploads/download/")}`, { headers: { cookie: session.cookie } });
+    assert.equal(download.status, 200);
+    assert.match(download.headers.get("content-disposition") ?? "", /^attachment/);
+    const anonymous = await fetch(`${t.url}${body.url}`);
+    assert.equal(anonymous.status, 401);
+    const stale = await fetch(`${t.url}${body.url}`, { headers: { cookie: `parley_session=${"y".repeat(43)}` } });
+    assert.equal(stale.status, 401);
+    // Someone else's session: the file was never shared with them.
+    const stranger = await t.login(await freshUser());
+    assert.equal((await fetch(`${t.url}${body.url}`, { headers: { cookie: stranger.cookie } })).status, 403);
+    // Basic auth still works on the file routes.
+    assert.equal((await fetch(`${t.url}${body.url}`, { headers: { authorization: basicAuth(user.email, user.apiKey) } })).status, 200);
+
+    const avatar = await fetch(`${t.url}/avatar/${user.id}`, { headers: { cookie: session.cookie }, redirect: "manual" });
+    assert.equal(avatar.status, 302);
+    assert.equal((await fetch(`${t.url}/avatar/${user.id}`, { redirect: "manual" })).status, 401);
+  });
+});
+
+describe("rate limits of /json/login", () => {
+  let rl: TestApp;
+  before(async () => {
+    rl = await startTestApp({ rateLimiting: true });
+  });
+  after(() => rl.close());
+
+  test("failed logins count with fetch_api_key's, per username, in the database", async () => {
+    const victim = await rl.createUser("Login Victim");
+    for (let i = 0; i < 3; i++) assertError(await rl.json(null, "POST", "/login", { username: victim.email, password: `guess-${i}` }), 401, "AUTHENTICATION_FAILED");
+    for (let i = 0; i < 2; i++) assertError(await rl.api(null, "POST", "/fetch_api_key", { username: victim.email, password: `guess-${i}` }), 401, "AUTHENTICATION_FAILED");
+    const limited = await rl.json(null, "POST", "/login", { username: victim.email, password: victim.password });
+    assertError(limited, 429, "RATE_LIMIT_HIT", "API usage exceeded rate limit");
+    assert.ok(limited.body["retry-after"] > 1700);
+    assert.equal(limited.headers.get("set-cookie"), null);
+    assertError(await rl.api(null, "POST", "/fetch_api_key", { username: victim.email, password: victim.password }), 429, "RATE_LIMIT_HIT");
+  });
+
+  test("per IP address: /json/login and the other unauthenticated calls share one budget", async () => {
+    const first = await rl.json(null, "POST", "/login", { username: "someone@example.com", password: "x" });
+    const remaining = Number(first.headers.get("x-ratelimit-remaining"));
+    const second = await rl.api(null, "GET", "/server_settings");
+    assert.equal(Number(second.headers.get("x-ratelimit-remaining")), remaining - 1);
+    const third = await rl.json(null, "GET", "/session");
+    assert.equal(Number(third.headers.get("x-ratelimit-remaining")), remaining - 2);
+  });
+
+  test("signed-in calls count against the user's budget, shared between /json and /api/v1", async () => {
+    const user = await rl.createUser("Budget User");
+    const session = await rl.login(user);
+    const a = Number((await rl.json(session, "GET", "/users/me")).headers.get("x-ratelimit-remaining"));
+    const b = Number((await rl.api(user, "GET", "/users/me")).headers.get("x-ratelimit-remaining"));
+    assert.equal(b, a - 1);
   });
 });

@@ -99,3 +99,14 @@ export async function endUserSessions(db: Kysely<Database>, userIds: number | re
   if (except !== undefined) query = query.where("token_hash", "!=", except);
   await query.execute();
 }
+
+/**
+ * What a password change does beyond storing the hash: every session of the
+ * user ends but the one that made the change (if any), and every password
+ * reset link already sent stops working (Django's reset tokens die with the
+ * password they were made for). Runs inside the caller's transaction.
+ */
+export async function afterPasswordChange(db: Kysely<Database>, userId: number, keepSession?: string): Promise<void> {
+  await endUserSessions(db, userId, keepSession);
+  await db.deleteFrom("password_reset_tokens").where("user_id", "=", userId).execute();
+}

@@ -33,6 +33,7 @@ import {
 import type { Services } from "../services.ts";
 import type { Database, Realm, User, UserUpdate } from "../storage/schema.ts";
 import { generateApiKey, hashPassword, verifyPassword } from "./credentials.ts";
+import { afterPasswordChange, endUserSessions } from "./sessions.ts";
 import { announceAudienceChanges } from "./channels.ts";
 import { subscribeNewUser, subscribeToDefaultChannels } from "./subscriptions.ts";
 import { getChannel, metadataAudiences, usersWithMetadataAccess } from "../queries/channels.ts";
@@ -289,6 +290,8 @@ async function deactivateWithBots(trx: Trx, pending: PendingEvents, realm: Realm
     .execute();
   if (owned.length > 0) await trx.updateTable("users").set({ is_active: false }).where("id", "in", owned.map((b) => b.id)).execute();
   const ids = [user.id, ...owned.map((b) => b.id)];
+  // Signed-in browsers are signed out (a reactivated account signs in anew).
+  await endUserSessions(trx, ids);
   for (const id of ids) await queueUserUpdate(trx, pending, realm.id, { user_id: id, is_active: false });
   await queueSubscriberChanges(trx, pending, realm, ids, "peer_remove");
 }
@@ -363,6 +366,8 @@ export interface OwnSettingsInput {
   fullName?: string | undefined;
   oldPassword?: string | undefined;
   newPassword?: string | undefined;
+  /** The browser session that asks (its token hash): it stays signed in when the password changes; every other session ends. */
+  keepSession?: string | undefined;
   timezone?: string | undefined;
   /** Personal settings to change, already decoded (checked here). */
   settings?: Partial<Record<UserSettingName, unknown>>;
@@ -397,6 +402,7 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
     if (changed.length > 0) changes.settings = JSON.stringify({ ...JSON.parse(storedSettings), ...Object.fromEntries(changed) });
     if (Object.keys(changes).length === 0) return;
     await trx.updateTable("users").set(changes).where("id", "=", actor.id).execute();
+    if (changes.password_hash !== undefined) await afterPasswordChange(trx, actor.id, input.keepSession);
     if (changes.full_name !== undefined) await queueUserUpdate(trx, pending, realm.id, { user_id: actor.id, full_name: changes.full_name });
     for (const [name, value] of changed) {
       await settingSideEffects(trx, services, pending, realm, actor, name, value);

@@ -3,8 +3,9 @@
 // POST /invites/{invite_id}/resend (as Zulip), and signing up with an
 // invitation link: GET/POST /invites/join/{key} (JSON, no authentication)
 // and the page the link itself opens, GET/POST /join/{key}/ (a minimal HTML
-// form over the same actions).
+// form over the same actions, which signs the new user's browser in).
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { createSession } from "../actions/sessions.ts";
 import {
   createMultiuseInvite,
   describeInvitation,
@@ -20,7 +21,9 @@ import { Role } from "../domain/roles.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { check, param } from "../http/params.ts";
 import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
+import { escapeHtml, formField, page } from "../http/pages.ts";
 import { defineRoute, limitByIp, type MethodTable } from "../http/route.ts";
+import { setSessionCookie } from "../http/session-cookie.ts";
 import type { Services } from "../services.ts";
 
 /** At most 100 years: longer is "never", which is null. */
@@ -152,22 +155,6 @@ export const invitationRoutes = [
 // ---------------------------------------------------------------------------
 // The page an invitation link opens
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
-}
-
-function page(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}button{margin-top:1rem;padding:.5rem 1rem}.error{color:#b00}</style>
-</head><body><h1>${escapeHtml(title)}</h1>
-${body}
-</body></html>
-`;
-  return reply.status(status).header("content-type", "text/html; charset=utf-8").header("cache-control", "no-store").send(html);
-}
-
 async function formPage(services: Services, reply: FastifyReply, key: string, error?: string): Promise<FastifyReply> {
   let invitation;
   try {
@@ -194,7 +181,7 @@ ${emailField}
   );
 }
 
-/** GET /join/{key}/: the sign-up form; POST: signs up and says how to log in. */
+/** GET /join/{key}/: the sign-up form; POST: signs up, signs the browser in and sends it to the web app at /. */
 export function joinPageRoutes(app: FastifyInstance, services: Services, methods: MethodTable): void {
   const path = "/join/:key";
   methods.add(path, "GET");
@@ -206,22 +193,17 @@ export function joinPageRoutes(app: FastifyInstance, services: Services, methods
   });
   app.post<{ Params: { key: string } }>(path, async (request, reply) => {
     limitByIp(services, request, reply);
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const field = (name: string) => (typeof body[name] === "string" ? (body[name] as string) : undefined);
+    const field = (name: string) => formField(request.body, name);
     try {
       const created = await signUpWithInvitation(services, request.params.key, {
         fullName: field("full_name") ?? "",
         password: field("password") ?? "",
         email: field("email"),
       });
-      const url = services.config.externalUrl;
-      return page(
-        reply,
-        200,
-        "Welcome!",
-        `<p>Your account is ready. Log in at <a href="${escapeHtml(url)}">${escapeHtml(url)}</a> with any Zulip client, using your email address and password.</p>
-<p>Your account's email address for the API: <code>${escapeHtml(created.email)}</code></p>`,
-      );
+      const session = await createSession(services, created.user_id);
+      setSessionCookie(services.config, request, reply, session.token, session.expiresAt, services.now());
+      // 303: the browser GETs the app rather than posting the form again.
+      return reply.redirect("/", 303);
     } catch (e) {
       if (e instanceof ApiError) return formPage(services, reply, request.params.key, e.message);
       throw e;

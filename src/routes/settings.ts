@@ -30,6 +30,7 @@ export const settingsRoutes = ["/settings", "/settings/display", "/settings/noti
         fullName: full_name,
         oldPassword: old_password,
         newPassword: new_password,
+        keepSession: request.session?.tokenHash,
         timezone,
         settings,
       });

@@ -9,6 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { MethodTable } from "../http/route.ts";
+import { errorBody } from "../http/transport.ts";
 
 /** dist/web of the project: two levels above this module both in src/routes and in dist/routes. */
 export const WEB_CLIENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/web");
@@ -89,6 +90,7 @@ export function webClientRoutes(app: FastifyInstance, methods: MethodTable, dir:
     if (ASSET_NAME.test(name) && (await sendFile(request, reply, path.join(dir, "assets", name), "public, max-age=31536000, immutable"))) {
       return reply;
     }
-    return reply.status(404).header("cache-control", "no-cache").type("text/plain; charset=utf-8").send("Not found\n");
+    // Zulip's error JSON, like every other unknown path.
+    return reply.status(404).header("cache-control", "no-cache").send(errorBody("File not found", "BAD_REQUEST"));
   });
 }

@@ -12,6 +12,7 @@ import { messagesStore } from "./messages.ts";
 import { permissionsStore } from "./permissions.ts";
 import { readLocation, useNavigation } from "./navigation.ts";
 import { presenceStore } from "./presence.ts";
+import { reading } from "./reading.ts";
 import { realmStore } from "./realm.ts";
 import { topicsStore } from "./topics.ts";
 import { typingStore } from "./typing.ts";
@@ -61,6 +62,7 @@ function load(initial: RegisterResponse): void {
   unreadsStore.load(initial.unread_msgs, initial.user_id);
   presenceStore.load(initial.presences);
   typingStore.reset();
+  reading.reset();
   topicsStore.reset();
   messagesStore.reset();
   useConnection.setState({ queueId: initial.queue_id, loaded: true });

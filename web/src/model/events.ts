@@ -5,6 +5,7 @@ import { channelsStore } from "./channels.ts";
 import { messagesStore } from "./messages.ts";
 import { permissionsStore } from "./permissions.ts";
 import { presenceStore } from "./presence.ts";
+import { reading } from "./reading.ts";
 import { realmStore } from "./realm.ts";
 import { topicsStore } from "./topics.ts";
 import { typingStore } from "./typing.ts";
@@ -46,7 +47,10 @@ export function applyEvent(event: ServerEvent): void {
         if (op === "add") {
           if (event.all) unreadsStore.markAllRead();
           else unreadsStore.markRead(ids);
-        } else if (event.message_details) unreadsStore.markUnread(event.message_details, selfId);
+        } else {
+          reading.forget(ids);
+          if (event.message_details) unreadsStore.markUnread(event.message_details, selfId);
+        }
       }
       break;
     }

@@ -13,13 +13,14 @@ export const useUsers = create<UsersState>(() => ({ selfId: 0, byId: {} }));
 export const usersStore = {
   load(initial: RegisterResponse): void {
     const byId: Record<number, User> = {};
-    for (const user of [...(initial.realm_users ?? []), ...(initial.realm_non_active_users ?? []), ...(initial.cross_realm_bots ?? [])]) {
-      byId[user.user_id] = user;
-    }
+    // realm_users are the active ones, realm_non_active_users the others; the objects need not say so themselves.
+    for (const user of initial.realm_users ?? []) byId[user.user_id] = { ...user, is_active: true };
+    for (const user of initial.realm_non_active_users ?? []) byId[user.user_id] = { ...user, is_active: false };
+    for (const user of initial.cross_realm_bots ?? []) byId[user.user_id] = { ...user, is_active: true, is_bot: true };
     useUsers.setState({ selfId: initial.user_id, byId });
   },
   add(user: User): void {
-    useUsers.setState((s) => ({ byId: { ...s.byId, [user.user_id]: user } }));
+    useUsers.setState((s) => ({ byId: { ...s.byId, [user.user_id]: { ...user, is_active: user.is_active ?? true } } }));
   },
   update(person: Partial<User> & { user_id: number }): void {
     useUsers.setState((s) => {

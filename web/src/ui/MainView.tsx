@@ -86,8 +86,8 @@ export function MainView() {
         <a className="brand" href="#inbox">
           {realmName || "Parley"}
         </a>
-        <ConnectionBanner />
         <SearchBox />
+        <ConnectionBanner />
         <UserMenu />
       </header>
       <Sidebar view={view} />

@@ -11,10 +11,12 @@ import { useChannels } from "../model/channels.ts";
 import { messageUi, useMessageUi } from "../model/message-ui.ts";
 import { messagesStore, useMessages, type OutboxMessage } from "../model/messages.ts";
 import { hrefFor } from "../model/navigation.ts";
+import { reading } from "../model/reading.ts";
 import { conversationNarrow, messageMatches, narrowKey, type Narrow } from "../model/narrow.ts";
 import { topicDisplayName } from "../model/realm.ts";
 import { unreadsStore, useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
+import { Avatar } from "./Avatar.tsx";
 import { MessageControls } from "./MessageActions.tsx";
 import { MessageEditor } from "./MessageEditor.tsx";
 import { emojiFromCode, prepareHtml } from "./rendered.ts";
@@ -133,7 +135,7 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
     <div className="message-row">
       {row.showHeader && <RecipientHeader message={message} selfId={selfId} />}
       <article className={classes.join(" ").replace(/\s+/g, " ").trim()} data-message-id={message.id > 0 ? message.id : undefined} aria-label={`Message from ${message.sender_full_name}`} aria-current={selected ? "true" : undefined} onClick={message.id > 0 ? () => messageUi.select(message.id) : undefined}>
-        <div className="message-gutter">{row.showSender && message.avatar_url && <img className="avatar" src={message.avatar_url} alt="" loading="lazy" />}</div>
+        <div className="message-gutter">{row.showSender && <Avatar url={message.avatar_url} name={message.sender_full_name} />}</div>
         <div className="message-main">
           {row.showSender && (
             <div className="message-meta">
@@ -179,25 +181,6 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
   );
 });
 
-/** Sends read flags for what has been seen, batched, at most once per message. */
-const pendingRead = new Set<number>();
-let readTimer: ReturnType<typeof setTimeout> | null = null;
-const requested = new Set<number>();
-function markSeen(ids: number[]): void {
-  for (const id of ids) if (!requested.has(id)) pendingRead.add(id);
-  if (pendingRead.size === 0 || readTimer !== null) return;
-  readTimer = setTimeout(() => {
-    readTimer = null;
-    const batch = [...pendingRead];
-    pendingRead.clear();
-    for (const id of batch) requested.add(id);
-    // The unread counts change when the server's update_message_flags event comes back.
-    api.post("/messages/flags", { messages: batch, op: "add", flag: "read" }).catch(() => {
-      for (const id of batch) requested.delete(id);
-    });
-  }, 150);
-}
-
 export function MessageList({ narrow }: { narrow: Narrow }) {
   const key = narrowKey(narrow);
   const list = useMessages((s) => s.lists[key]);
@@ -208,9 +191,11 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
   const atBottom = useRef(true);
   const scrolledFor = useRef<string | null>(null);
 
+  // Fetched when first shown, and again whenever the store dropped it (a new event queue, a move or star it could not apply in place).
+  const missing = list === undefined;
   useEffect(() => {
-    void messagesStore.open(narrow);
-  }, [key]); // eslint-disable-line react-hooks/exhaustive-deps
+    if (missing) void messagesStore.open(narrow);
+  }, [key, missing]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const rows = useMemo(() => {
     if (!list) return [];
@@ -277,7 +262,7 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
         if (id !== undefined && id > 0 && unreadsStore.isUnread(id)) seen.push(id);
       }
     }
-    if (seen.length > 0) markSeen(seen);
+    if (seen.length > 0) reading.seen(seen);
   }, [rows, virtualizer, key]);
 
   // The selected message (arrow keys) is kept on screen.

@@ -9,6 +9,7 @@ import { topicDisplayName } from "../model/realm.ts";
 import { topicsStore, useTopics } from "../model/topics.ts";
 import { useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
+import { PeopleList } from "./PeopleList.tsx";
 
 function Count({ n, label }: { n: number; label?: string }) {
   if (n <= 0) return null;
@@ -77,8 +78,12 @@ function sortChannels(subs: Subscription[]): Subscription[] {
 }
 
 export function Sidebar({ view }: { view: View }) {
-  const subscriptions = useChannels((s) => s.subscriptions);
+  const channelState = useChannels();
+  const subscriptions = channelState.subscriptions;
   const counts = useUnreads((s) => s.counts);
+  // A channel's count leaves out its muted topics, as Zulip's does.
+  const channelCount = (streamId: number) =>
+    Object.values(counts.byTopic[streamId] ?? {}).reduce((sum, t) => sum + (isTopicMuted(channelState, streamId, t.topic) ? 0 : t.count), 0);
   useUsers((s) => s.byId);
   const channels = useMemo(() => sortChannels(Object.values(subscriptions)), [subscriptions]);
   const openStream = view.kind === "messages" && (view.narrow.kind === "channel" || view.narrow.kind === "topic") ? view.narrow.streamId : null;
@@ -117,13 +122,14 @@ export function Sidebar({ view }: { view: View }) {
                 <a href={hrefFor({ kind: "messages", narrow })} aria-current={current ? "page" : undefined}>
                   {sub.name}
                 </a>
-                {!sub.is_muted && <Count n={counts.byStream[sub.stream_id] ?? 0} />}
+                {!sub.is_muted && <Count n={channelCount(sub.stream_id)} />}
               </div>
               {openStream === sub.stream_id && <TopicList streamId={sub.stream_id} view={view} />}
             </li>
           );
         })}
       </ul>
+      <PeopleList view={view} />
     </nav>
   );
 }

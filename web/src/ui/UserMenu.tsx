@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import { sessionStore } from "../model/session.ts";
 import { useUsers } from "../model/users.ts";
+import { Avatar } from "./Avatar.tsx";
 
 export function UserMenu() {
   const me = useUsers((s) => s.byId[s.selfId]);
@@ -21,7 +22,7 @@ export function UserMenu() {
   return (
     <div className="user-menu" ref={ref}>
       <button type="button" className="user-menu-button" aria-haspopup="menu" aria-expanded={open} onClick={() => setOpen(!open)}>
-        {me?.avatar_url && <img className="avatar small" src={me.avatar_url} alt="" />}
+        <Avatar url={me?.avatar_url ?? null} name={me?.full_name ?? ""} small />
         <span>{me?.full_name ?? "Me"}</span>
       </button>
       {open && (

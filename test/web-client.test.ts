@@ -1,0 +1,379 @@
+// The web client in a real browser: Debian's Chromium driven by
+// playwright-core against a real server (test/helpers.ts) serving the built
+// client from dist/web. Signs in, chats between two people in two browser
+// contexts, and watches unread counts follow what is seen and what other
+// devices read. Takes the screenshot of the main view in docs/.
+//
+// Chromium comes from the system (`apt-get install chromium`); Playwright's
+// own browser download is not used. Without it this file fails, loudly.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
+import { WEB_CLIENT_DIR } from "../src/routes/web-client.ts";
+import { assertSuccess, startTestApp, type TestApp, type TestUser } from "./helpers.ts";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+/** Generous: two cores shared by many processes. */
+const WAIT = 15_000;
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : fs.statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the client when dist/web is missing or older than web/'s sources. */
+function ensureClientBuilt(): void {
+  const index = path.join(WEB_CLIENT_DIR, "index.html");
+  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= newestMtime(path.join(ROOT, "web"))) return;
+  execFileSync(process.execPath, [path.join(ROOT, "node_modules/vite/bin/vite.js"), "build", "--config", "web/vite.config.ts", "--logLevel", "warn"], {
+    cwd: ROOT,
+    stdio: "inherit",
+  });
+}
+
+let t: TestApp;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+
+before(async () => {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is needed for the web client's browser tests and is not at ${CHROMIUM}: install it with \`apt-get install chromium\` (or set CHROMIUM_PATH).`);
+  }
+  ensureClientBuilt();
+  t = await startTestApp();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+
+after(async () => {
+  for (const c of contexts) await c.close().catch(() => undefined);
+  await browser?.close();
+  await t?.close();
+});
+
+async function newPage(options: { width?: number; height?: number } = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1200, height: options.height ?? 800 }, colorScheme: "light" });
+  contexts.push(context);
+  const page = await context.newPage();
+  page.setDefaultTimeout(WAIT);
+  // A page error is a bug in the client: fail the test that caused it.
+  page.on("pageerror", (error) => {
+    pageErrors.push(`${error.message}\n${error.stack ?? ""}`);
+  });
+  return page;
+}
+const pageErrors: string[] = [];
+
+async function logIn(page: Page, user: TestUser): Promise<void> {
+  await page.goto(t.url + "/");
+  await page.getByLabel("Email").fill(user.email);
+  await page.getByLabel("Password").fill(user.password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await sidebar(page).waitFor();
+}
+
+function sidebar(page: Page): Locator {
+  return page.getByRole("navigation", { name: "Sidebar" });
+}
+
+function channelLink(page: Page, name: string): Locator {
+  return sidebar(page).getByRole("link", { name, exact: true });
+}
+
+/** The unread count beside a channel in the sidebar ("" when there is none). */
+async function channelCount(page: Page, streamId: number): Promise<string> {
+  const badge = sidebar(page).locator(`li[data-stream-id="${streamId}"] > .channel-row > .unread-count`);
+  // allTextContents does not wait: a badge that just went away reads as "".
+  return (await badge.allTextContents()).join("");
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeout = WAIT): Promise<void> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function createChannel(name: string, members: TestUser[]): Promise<number> {
+  assertSuccess(await t.api(t.users.admin, "POST", "/users/me/subscriptions", { subscriptions: [{ name }], principals: members.map((u) => u.id), send_new_subscription_messages: false }));
+  const reply = assertSuccess(await t.api(t.users.admin, "GET", "/get_stream_id", { stream: name }));
+  return reply.stream_id as number;
+}
+
+async function send(user: TestUser, streamId: number, topic: string, content: string): Promise<number> {
+  return assertSuccess(await t.api(user, "POST", "/messages", { type: "stream", to: streamId, topic, content })).id as number;
+}
+
+describe("web client", () => {
+  test("GET / serves the app; its assets are precompressed and cached for good", async () => {
+    const page = await fetch(t.url + "/", { headers: { "accept-encoding": "br, gzip" } });
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get("cache-control"), "no-cache");
+    assert.equal(page.headers.get("content-encoding"), "br");
+    const html = await page.text();
+    const scripts = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    assert.ok(scripts.some((s) => s.endsWith(".js")), html);
+    let gzipped = 0;
+    for (const asset of scripts) {
+      const reply = await fetch(t.url + asset, { headers: { "accept-encoding": "gzip" } });
+      assert.equal(reply.status, 200, asset);
+      assert.equal(reply.headers.get("cache-control"), "public, max-age=31536000, immutable");
+      assert.equal(reply.headers.get("content-encoding"), "gzip");
+      if (asset.endsWith(".js")) gzipped += (await reply.arrayBuffer()).byteLength;
+    }
+    // The first load's JavaScript budget (issue 20): under 350 KB gzipped.
+    assert.ok(gzipped > 0 && gzipped < 350 * 1024, `first-load JS is ${gzipped} bytes gzipped`);
+    const missing = await fetch(t.url + "/assets/no-such-file.js");
+    assert.equal(missing.status, 404);
+    assert.equal((await missing.json()).code, "BAD_REQUEST");
+    const traversal = await fetch(t.url + "/assets/..%2F..%2Fpackage.json");
+    assert.equal(traversal.status, 404);
+    // The API's own answers are untouched.
+    const unknown = await fetch(t.url + "/json/no/such/endpoint");
+    assert.equal(unknown.status, 404);
+    assert.equal((await unknown.json()).code, "BAD_REQUEST");
+  });
+
+  test("sign-in: a wrong password is refused in place; the right one opens the chat; Log out returns to the form", async () => {
+    const page = await newPage();
+    await page.goto(t.url + "/");
+    assert.equal(await page.getByRole("link", { name: "Forgot your password?" }).getAttribute("href"), "/accounts/password/reset/");
+    await page.getByLabel("Email").fill(t.users.member.email);
+    await page.getByLabel("Password").fill("not-the-password");
+    await page.getByRole("button", { name: "Log in" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    assert.match((await alert.textContent()) ?? "", /username or password is incorrect/);
+    assert.equal(await sidebar(page).count(), 0);
+
+    await page.getByLabel("Password").fill(t.users.member.password);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await sidebar(page).waitFor();
+    await page.getByRole("button", { name: "Max Member" }).waitFor();
+    // The API key never reaches the page's storage.
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+    assert.ok(!stored.includes(t.users.member.apiKey), stored);
+
+    // A reload keeps the session (the cookie), without signing in again.
+    await page.reload();
+    await sidebar(page).waitFor();
+
+    await page.getByRole("button", { name: "Max Member" }).click();
+    await page.getByRole("menuitem", { name: "Log out" }).click();
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    await page.reload();
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    assert.deepEqual(pageErrors, []);
+  });
+
+  test("the invitation link's sign-up lands in the web client signed in; Forgot your password? opens the reset form", async () => {
+    const invite = assertSuccess(await t.api(t.users.admin, "POST", "/invites/multiuse", { invite_expires_in_minutes: 60, invite_as: 400 }));
+    const link = new URL(invite.invite_link as string);
+    const page = await newPage();
+    await page.goto(t.url + link.pathname);
+    await page.getByLabel("Email").fill("newcomer@example.com");
+    await page.getByLabel("Full name").fill("Nina Newcomer");
+    await page.getByLabel("Password").fill("a-good-long-password");
+    await page.getByRole("button", { name: "Sign up" }).click();
+    await sidebar(page).waitFor();
+    assert.equal(new URL(page.url()).pathname, "/");
+    await page.getByRole("button", { name: "Nina Newcomer" }).click();
+    await page.getByRole("menuitem", { name: "Log out" }).click();
+    await page.getByRole("link", { name: "Forgot your password?" }).click();
+    await page.waitForURL(/\/accounts\/password\/reset\/$/);
+    await page.getByLabel("Email").waitFor();
+    assert.deepEqual(pageErrors, []);
+  });
+
+  test("two people chat in real time: local echo, live delivery, typing notices", async () => {
+    const lunch = await createChannel("lunch", [t.users.member, t.users.admin]);
+    const max = await newPage();
+    const adam = await newPage();
+    await logIn(max, t.users.member);
+    await logIn(adam, t.users.admin);
+
+    // Max opens the channel from the sidebar and starts a topic.
+    await channelLink(max, "lunch").click();
+    await max.waitForFunction(() => location.hash.startsWith("#narrow/channel/"));
+    await max.getByRole("textbox", { name: "Topic", exact: true }).fill("pizza");
+    await max.getByRole("textbox", { name: "Message", exact: true }).fill("Shall we get pizza?");
+    await max.getByRole("textbox", { name: "Message", exact: true }).press("Enter");
+    assert.equal(await max.getByRole("textbox", { name: "Message", exact: true }).inputValue(), "", "Enter sends and clears the box");
+    await max.getByText("Shall we get pizza?").waitFor();
+
+    // Adam, in the same channel, sees it arrive without reloading.
+    await channelLink(adam, "lunch").click();
+    await adam.getByText("Shall we get pizza?").waitFor();
+    // Adam goes to the topic by its header and answers there, by the Send button; Shift+Enter makes a new line.
+    await adam.locator(".recipient-topic", { hasText: "pizza" }).first().click();
+    await adam.waitForFunction(() => location.hash.includes("/topic/pizza"));
+    await max.goto(`${t.url}/#narrow/channel/${lunch}-lunch/topic/pizza`);
+    await max.locator("article.message").first().waitFor();
+
+    await adam.getByRole("textbox", { name: "Message", exact: true }).fill("Yes!");
+    await adam.getByRole("textbox", { name: "Message", exact: true }).press("Shift+Enter");
+    await adam.getByRole("textbox", { name: "Message", exact: true }).pressSequentially("Margherita for me");
+    // While Adam types, Max is told.
+    await max.getByText("Adam Admin is typing…").waitFor();
+    await adam.getByRole("button", { name: "Send" }).click();
+    await max.getByText("Margherita for me").waitFor();
+    await adam.getByText("Margherita for me").waitFor();
+    // Sending ends the typing notice.
+    await max.getByText("Adam Admin is typing…").waitFor({ state: "hidden" });
+
+    const stored = await t.api(t.users.member, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: [{ operator: "channel", operand: lunch }] });
+    const contents = assertSuccess(stored).messages.map((m: { content: string }) => m.content);
+    assert.deepEqual(contents.slice(-2), ["<p>Shall we get pizza?</p>", "<p>Yes!<br>\nMargherita for me</p>"]);
+    // Each message once: the local echo was replaced by the real one, not added to.
+    assert.equal(await max.getByText("Shall we get pizza?").count(), 1);
+    assert.equal(await max.getByText("Margherita for me").count(), 1);
+
+    // Search finds it through the server's full-text search narrow.
+    await max.getByRole("searchbox", { name: "Search" }).fill("margherita");
+    await max.getByRole("searchbox", { name: "Search" }).press("Enter");
+    await max.waitForFunction(() => location.hash === "#narrow/search/margherita");
+    await max.getByText("Margherita for me").waitFor();
+    assert.equal(await max.getByText("Shall we get pizza?").count(), 0);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  test("direct messages: opened from People, echoed, counted unread for the other person, read when seen", async () => {
+    const max = await newPage();
+    const adam = await newPage();
+    await logIn(max, t.users.member);
+    await logIn(adam, t.users.admin);
+    await sidebar(max).getByRole("link", { name: "Adam Admin", exact: true }).click();
+    await max.waitForFunction((id) => location.hash === `#narrow/dm/${id}-dm`, t.users.admin.id);
+    // No topic in a direct conversation.
+    assert.equal(await max.getByRole("textbox", { name: "Topic", exact: true }).count(), 0);
+    await max.getByRole("textbox", { name: "Message", exact: true }).fill("Psst, a private word");
+    await max.getByRole("textbox", { name: "Message", exact: true }).press("Enter");
+    await max.getByText("Psst, a private word").waitFor();
+
+    const dmCount = adam.getByRole("list", { name: "Views" }).getByRole("listitem").filter({ hasText: "Direct messages" }).locator(".unread-count");
+    await waitFor("Adam's DM count", async () => (await dmCount.allTextContents()).join("") === "1");
+    const conversation = adam.getByRole("list", { name: "Direct message conversations" }).getByRole("link", { name: "Max Member", exact: true });
+    await conversation.click();
+    await adam.getByText("Psst, a private word").waitFor();
+    await waitFor("Adam's DM count cleared", async () => (await dmCount.allTextContents()).join("") === "");
+    assert.deepEqual(pageErrors, []);
+  });
+
+  test("unread counts go down as messages are seen, and follow reads on other devices", async () => {
+    const news = await createChannel("news", [t.users.member, t.users.admin]);
+    const other = await createChannel("elsewhere", [t.users.member, t.users.admin]);
+    for (let i = 1; i <= 5; i++) await send(t.users.admin, news, "headlines", `Headline number ${i}`);
+    const otherIds = [];
+    for (let i = 1; i <= 3; i++) otherIds.push(await send(t.users.admin, other, "misc", `Other thing ${i}`));
+
+    const max = await newPage();
+    await logIn(max, t.users.member);
+    await waitFor("news count 5", async () => (await channelCount(max, news)) === "5");
+    await waitFor("elsewhere count 3", async () => (await channelCount(max, other)) === "3");
+    const unreadInTitle = async () => Number(/^\((\d+)\) /.exec(await max.title())?.[1] ?? 0);
+    assert.ok((await unreadInTitle()) >= 8, await max.title());
+
+    // Opening the channel shows the messages; seen, they become read and the count goes.
+    await channelLink(max, "news").click();
+    await max.getByText("Headline number 5").waitFor();
+    await waitFor("news count cleared", async () => (await channelCount(max, news)) === "");
+    assert.equal(await channelCount(max, other), "3");
+
+    // A new message while the list is open and at the bottom is seen at once.
+    await send(t.users.admin, news, "headlines", "Breaking: one more");
+    await max.getByText("Breaking: one more").waitFor();
+    await waitFor("news count stays clear", async () => (await channelCount(max, news)) === "");
+
+    // Another device (the API) reads "elsewhere": the count follows the event, and so does the tab title.
+    const before = await unreadInTitle();
+    assertSuccess(await t.api(t.users.member, "POST", "/messages/flags", { messages: otherIds, op: "add", flag: "read" }));
+    await waitFor("elsewhere count cleared by another device", async () => (await channelCount(max, other)) === "");
+    await waitFor("title count down by 3", async () => (await unreadInTitle()) === before - 3);
+
+    // And marking one unread elsewhere brings a count back.
+    assertSuccess(await t.api(t.users.member, "POST", "/messages/flags", { messages: [otherIds[0]], op: "remove", flag: "read" }));
+    await waitFor("elsewhere count back to 1", async () => (await channelCount(max, other)) === "1");
+    assert.deepEqual(pageErrors, []);
+  });
+
+  test("long histories: the list is virtualized and scrolls back page by page to the first message", async () => {
+    const history = await createChannel("history", [t.users.member, t.users.admin]);
+    const total = 260;
+    for (let i = 1; i <= total; i++) await send(t.users.admin, history, "archive", `History line ${i}`);
+    assertSuccess(await t.api(t.users.member, "POST", "/mark_stream_as_read", { stream_id: history }));
+    const max = await newPage();
+    await logIn(max, t.users.member);
+    await max.goto(`${t.url}/#narrow/channel/${history}-history`);
+    // Nothing unread: the list opens at the newest message.
+    await max.getByText(`History line ${total}`, { exact: true }).waitFor();
+    const rendered = () => max.locator("article.message").count();
+    assert.ok((await rendered()) < 60, `${await rendered()} rows in the DOM`);
+    const list = max.getByRole("log", { name: "Messages" });
+    await waitFor("the first message after scrolling back", async () => {
+      await list.evaluate((el) => el.scrollTo(0, 0));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return (await max.getByText("History line 1", { exact: true }).count()) > 0;
+    }, 60_000);
+    assert.ok((await rendered()) < 60, `${await rendered()} rows in the DOM after scrolling back`);
+    assert.deepEqual(pageErrors, []);
+  });
+
+  test("reconnects after the event queue is lost or the network breaks, then shows what it missed", async () => {
+    const ops = await createChannel("ops", [t.users.member, t.users.admin]);
+    const max = await newPage();
+    await logIn(max, t.users.member);
+    await max.goto(`${t.url}/#narrow/channel/${ops}-ops`);
+    await max.locator(".compose").waitFor();
+    // The server forgets every queue (as after a restart): the next poll gets BAD_EVENT_QUEUE_ID.
+    const queues = t.services.queues;
+    for (const queue of [...queuesOf(queues, t.users.member.id)]) queues.delete(queue);
+    await send(t.users.admin, ops, "status", "All systems go");
+    await max.getByText("All systems go").waitFor();
+
+    // The network breaks: polls fail, the page says it is reconnecting; when it comes back, what was sent meanwhile arrives.
+    await max.route("**/json/events?*", (route) => route.abort("connectionrefused"));
+    // A poll already waiting is answered by this message's event; the next one fails.
+    await send(t.users.admin, ops, "status", "During the break");
+    await max.getByRole("status").filter({ hasText: "Reconnecting…" }).waitFor();
+    await max.unroute("**/json/events?*");
+    await max.getByText("During the break").waitFor();
+    await max.getByText("Reconnecting…").waitFor({ state: "hidden" });
+    assert.deepEqual(pageErrors, []);
+  });
+
+  test("screenshot of the main view (docs/screenshot-main.png)", async () => {
+    const design = await createChannel("design", [t.users.member, t.users.admin, t.users.owner]);
+    await send(t.users.owner, design, "new logo", "Here is the brief for the **new logo**:\n\n> Simple, friendly, works at 16 px.\n\nDeadline: Friday :rocket:");
+    const code = await send(t.users.admin, design, "new logo", "A first sketch of the colour table:\n\n```python\nPALETTE = {\"primary\": \"#4f46e5\", \"accent\": 0xFFB020}\ndef tint(name):\n    return PALETTE[name]\n```");
+    assertSuccess(await t.api(t.users.member, "POST", `/messages/${code}/reactions`, { emoji_name: "heart_eyes" }));
+    assertSuccess(await t.api(t.users.owner, "POST", `/messages/${code}/reactions`, { emoji_name: "+1" }));
+    await send(t.users.owner, design, "new logo", "@**Max Member** can you check it against the dark theme?");
+    await send(t.users.admin, design, "fonts", "| Font | Weight |\n| --- | --- |\n| Inter | 600 |\n| Source Serif | 400 |");
+    const page = await newPage({ width: 1280, height: 800 });
+    await logIn(page, t.users.member);
+    await page.goto(`${t.url}/#narrow/channel/${design}-design/topic/new.20logo`);
+    await page.getByText("can you check it").waitFor();
+    await page.getByRole("textbox", { name: "Message", exact: true }).fill("Looks great, checking now");
+    await page.waitForTimeout(300);
+    const file = path.join(ROOT, "docs/screenshot-main.png");
+    await page.screenshot({ path: file });
+    assert.ok(fs.statSync(file).size > 10_000);
+    assert.deepEqual(pageErrors, []);
+  });
+});
+
+/** The user's event queues, through the queue registry's public interface. */
+function queuesOf(queues: TestApp["services"]["queues"], userId: number) {
+  return queues.queuesOf(userId);
+}
