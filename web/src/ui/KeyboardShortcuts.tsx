@@ -14,6 +14,7 @@ import { navigate, useNavigation } from "../model/navigation.ts";
 import { narrowKey, type Narrow } from "../model/narrow.ts";
 import { canEditContent } from "../model/permissions.ts";
 import { useUnreads } from "../model/unreads.ts";
+import { openSearch } from "./SearchBox.tsx";
 
 function currentNarrow(): Narrow | null {
   const view = useNavigation.getState().view;
@@ -142,7 +143,7 @@ export function KeyboardShortcuts() {
       switch (e.key) {
         case "/":
           e.preventDefault();
-          document.getElementById("search-query")?.focus();
+          openSearch();
           return;
         case "ArrowDown":
         case "j":
