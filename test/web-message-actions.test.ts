@@ -293,9 +293,10 @@ describe("web client: message actions and keyboard", () => {
     assert.equal(await compose.inputValue(), "right, nice and clear");
     await max.keyboard.press("Enter");
     await max.getByText("right, nice and clear").waitFor();
-    const sent = assertSuccess(await t.api(t.users.member, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [{ operator: "channel", operand: kb }] })).messages[0];
-    assert.equal(sent.subject, "shortcuts");
-    assert.equal(sent.content, "<p>right, nice and clear</p>");
+    // (The text on screen may still be the local echo: the stored message is awaited.)
+    const newest = async () => assertSuccess(await t.api(t.users.member, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [{ operator: "channel", operand: kb }] })).messages[0];
+    await waitFor("the reply stored", async () => (await newest()).content === "<p>right, nice and clear</p>");
+    assert.equal((await newest()).subject, "shortcuts");
     // Escape leaves the compose box; then c starts a new topic in the channel.
     await max.keyboard.press("Escape");
     await waitFor("compose left", async () => (await max.evaluate(() => document.activeElement?.id)) !== "compose-message");
