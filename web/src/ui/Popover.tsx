@@ -23,8 +23,14 @@ export function Popover({ anchor, onClose, className, children, label, role }: {
       setPosition({ top, left });
     };
     place();
+    // Content that arrives later (the emoji picker, loaded on first use) changes the size: placed again.
+    const observer = new ResizeObserver(place);
+    if (ref.current) observer.observe(ref.current);
     window.addEventListener("resize", place);
-    return () => window.removeEventListener("resize", place);
+    return () => {
+      observer.disconnect();
+      window.removeEventListener("resize", place);
+    };
   }, [anchor]);
 
   useEffect(() => {
