@@ -9,8 +9,6 @@ import { messagesStore } from "../model/messages.ts";
 import { narrowKey, type Narrow } from "../model/narrow.ts";
 import { useRealm } from "../model/realm.ts";
 
-const TYPING_RENEW_MS = 10_000;
-
 type Target = { type: "stream"; streamId: number; topic: string } | { type: "private"; userIds: number[] };
 
 function typingParams(target: Target, op: "start" | "stop") {
@@ -52,7 +50,7 @@ export function Compose({ narrow }: { narrow: Narrow }) {
     const conversation = JSON.stringify(typingParams(target, "start"));
     if (text.trim() === "") return stopTyping();
     const now = Date.now();
-    if (typingSince.current?.key === conversation && now - typingSince.current.at < TYPING_RENEW_MS) return;
+    if (typingSince.current?.key === conversation && now - typingSince.current.at < useRealm.getState().typingStartedWaitMs) return;
     typingSince.current = { key: conversation, at: now };
     void api.post("/typing", typingParams(target, "start")).catch(() => undefined);
   };
