@@ -263,6 +263,15 @@ describe("using the link", () => {
     }
   });
 
+  test("a post another site makes the browser send (Sec-Fetch-Site: cross-site) is refused", async () => {
+    const user = await freshUser();
+    const link = await requestLink(user, 1);
+    const cross = await post(link, { new_password: "cross-site-pass", new_password_confirm: "cross-site-pass" }, { "sec-fetch-site": "cross-site" });
+    assert.equal(cross.status, 403);
+    assert.equal(JSON.parse(cross.text).code, "CSRF_FAILED");
+    assert.equal((await post(link, { new_password: "same-site-pass", new_password_confirm: "same-site-pass" }, { "sec-fetch-site": "same-origin" })).status, 303);
+  });
+
   test("two posts of one link at once: exactly one sets the password", async () => {
     const user = await freshUser();
     const link = await requestLink(user, 1);

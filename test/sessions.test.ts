@@ -96,9 +96,20 @@ describe("POST /json/login", () => {
     const user = await freshUser();
     assertError(await t.json(null, "POST", "/fetch_api_key", { username: user.email, password: user.password }), 404, "BAD_REQUEST", "Endpoint not found");
     assertError(await t.json(null, "POST", "/dev_fetch_api_key", { username: user.email }), 404, "BAD_REQUEST");
+    assertError(await t.json(null, "POST", "/invites/join/somekey", { full_name: "X", password: "secret-pass" }), 405, "METHOD_NOT_ALLOWED");
     // Nor are the browser endpoints under /api/v1.
     assertError(await t.api(null, "POST", "/login", { username: user.email, password: user.password }), 404, "BAD_REQUEST");
     assertError(await t.api(user, "GET", "/session"), 404, "BAD_REQUEST");
+  });
+
+  test("a sign-in another site makes the browser send (Sec-Fetch-Site: cross-site): 403 CSRF_FAILED, no cookie", async () => {
+    const user = await freshUser();
+    const cross = await t.json(null, "POST", "/login", { username: user.email, password: user.password }, { headers: { "sec-fetch-site": "cross-site" } });
+    assertError(cross, 403, "CSRF_FAILED", "CSRF error: Cross-site sign-in refused.");
+    assert.equal(cross.headers.get("set-cookie"), null);
+    for (const site of ["same-origin", "same-site", "none"]) {
+      assertSuccess(await t.json(null, "POST", "/login", { username: user.email, password: user.password }, { headers: { "sec-fetch-site": site } }));
+    }
   });
 
   test("signing in again with a cookie ends the old session", async () => {

@@ -5,6 +5,7 @@
 // when the server is reached over HTTPS.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
+import { csrfFailed } from "../errors.ts";
 
 export const SESSION_COOKIE = "parley_session";
 
@@ -50,4 +51,15 @@ export function setSessionCookie(config: Config, request: FastifyRequest, reply:
 /** Tells the browser to forget its session cookie. */
 export function clearSessionCookie(config: Config, request: FastifyRequest, reply: FastifyReply): void {
   reply.header("set-cookie", `${SESSION_COOKIE}=; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT; ${attributes(config, request)}`);
+}
+
+/**
+ * Refuses a request that signs a browser in when the browser says another
+ * site made it (Sec-Fetch-Site: cross-site): "login CSRF", where a foreign
+ * page posts a form that signs the visitor into the attacker's account.
+ * Requests without the header (older browsers, non-browser clients) and
+ * same-site ones pass; the signed-in /json calls have CSRF tokens instead.
+ */
+export function refuseCrossSiteSignIn(request: FastifyRequest): void {
+  if (request.headers["sec-fetch-site"] === "cross-site") throw csrfFailed("Cross-site sign-in refused.");
 }

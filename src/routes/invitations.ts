@@ -23,7 +23,7 @@ import { check, param } from "../http/params.ts";
 import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
 import { escapeHtml, formField, page } from "../http/pages.ts";
 import { defineRoute, limitByIp, type MethodTable } from "../http/route.ts";
-import { setSessionCookie } from "../http/session-cookie.ts";
+import { refuseCrossSiteSignIn, setSessionCookie } from "../http/session-cookie.ts";
 import type { Services } from "../services.ts";
 
 /** At most 100 years: longer is "never", which is null. */
@@ -142,6 +142,8 @@ export const invitationRoutes = [
     method: "POST",
     path: "/invites/join/:key",
     auth: "none",
+    // Its reply holds the new account's API key, which never reaches a page: browsers sign up at /join/{key}/.
+    surface: "api",
     params: {
       key: param.string().required(),
       full_name: param.string().required(),
@@ -193,6 +195,7 @@ export function joinPageRoutes(app: FastifyInstance, services: Services, methods
   });
   app.post<{ Params: { key: string } }>(path, async (request, reply) => {
     limitByIp(services, request, reply);
+    refuseCrossSiteSignIn(request);
     const field = (name: string) => formField(request.body, name);
     try {
       const created = await signUpWithInvitation(services, request.params.key, {

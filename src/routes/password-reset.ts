@@ -7,7 +7,7 @@ import { requestPasswordReset, resetPassword, userForResetToken } from "../actio
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../domain/users.ts";
 import { escapeHtml, formField, page } from "../http/pages.ts";
 import { limitByIp, type MethodTable } from "../http/route.ts";
-import { setSessionCookie } from "../http/session-cookie.ts";
+import { refuseCrossSiteSignIn, setSessionCookie } from "../http/session-cookie.ts";
 import type { Services } from "../services.ts";
 
 const REQUEST_PATH = "/accounts/password/reset";
@@ -84,6 +84,7 @@ export function passwordResetPageRoutes(app: FastifyInstance, services: Services
   });
   app.post<{ Params: { token: string } }>(TOKEN_PATH, async (request: FastifyRequest<{ Params: { token: string } }>, reply) => {
     limitByIp(services, request, reply);
+    refuseCrossSiteSignIn(request);
     const { token } = request.params;
     const password = formField(request.body, "new_password") ?? "";
     const result = await resetPassword(services, token, password, formField(request.body, "new_password_confirm") ?? "");

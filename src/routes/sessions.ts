@@ -7,7 +7,7 @@ import { fetchApiKey } from "../actions/auth.ts";
 import { createSession, endSession, hashToken } from "../actions/sessions.ts";
 import { param } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
-import { clearSessionCookie, sessionToken, setSessionCookie } from "../http/session-cookie.ts";
+import { clearSessionCookie, refuseCrossSiteSignIn, sessionToken, setSessionCookie } from "../http/session-cookie.ts";
 
 export const sessionRoutes = [
   defineRoute({
@@ -17,6 +17,7 @@ export const sessionRoutes = [
     surface: "json",
     params: { username: param.string().required(), password: param.string().required() },
     handler: async ({ services, http, reply }, { username, password }) => {
+      refuseCrossSiteSignIn(http);
       const grant = await fetchApiKey(services, username, password);
       // A browser signing in again (perhaps as someone else) leaves its old session behind: end it.
       const previous = sessionToken(http);

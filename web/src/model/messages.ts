@@ -339,7 +339,6 @@ export const messagesStore = {
     useMessages.setState((s) => ({ outbox: s.outbox.filter((o) => o.localId !== localId) }));
   },
 
-  listKey: narrowKey,
 };
 
 /** The text of an unsent message as HTML for its echo: its paragraphs, escaped (the server renders the real one). */

@@ -10,8 +10,6 @@ import { narrowKey, type Narrow } from "../model/narrow.ts";
 import { useRealm } from "../model/realm.ts";
 import { useComposeRequestsFor } from "./useComposeRequests.ts";
 
-const TYPING_RENEW_MS = 10_000;
-
 type Target = { type: "stream"; streamId: number; topic: string } | { type: "private"; userIds: number[] };
 
 function typingParams(target: Target, op: "start" | "stop") {
@@ -54,7 +52,7 @@ export function Compose({ narrow }: { narrow: Narrow }) {
     const conversation = JSON.stringify(typingParams(target, "start"));
     if (text.trim() === "") return stopTyping();
     const now = Date.now();
-    if (typingSince.current?.key === conversation && now - typingSince.current.at < TYPING_RENEW_MS) return;
+    if (typingSince.current?.key === conversation && now - typingSince.current.at < useRealm.getState().typingStartedWaitMs) return;
     typingSince.current = { key: conversation, at: now };
     void api.post("/typing", typingParams(target, "start")).catch(() => undefined);
   };

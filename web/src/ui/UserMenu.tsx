@@ -21,7 +21,7 @@ export function UserMenu() {
   }, [open]);
   return (
     <div className="user-menu" ref={ref}>
-      <button type="button" className="user-menu-button" aria-haspopup="menu" aria-expanded={open} onClick={() => setOpen(!open)}>
+      <button type="button" className="user-menu-button" aria-label={me?.full_name ?? "Me"} aria-haspopup="menu" aria-expanded={open} onClick={() => setOpen(!open)}>
         <Avatar url={me?.avatar_url ?? null} name={me?.full_name ?? ""} small />
         <span>{me?.full_name ?? "Me"}</span>
       </button>
