@@ -76,6 +76,8 @@ export interface RegisterResponse {
   presences?: Record<string, PresenceInfo>;
   server_timestamp?: number;
   max_message_length?: number;
+  server_typing_started_expiry_period_milliseconds?: number;
+  server_typing_started_wait_period_milliseconds?: number;
   max_topic_length?: number;
   realm_empty_topic_display_name?: string;
   user_topics?: { stream_id: number; topic_name: string; visibility_policy: number }[];

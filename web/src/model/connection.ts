@@ -13,6 +13,7 @@ import { settingsStore } from "./settings.ts";
 import { userStatusStore } from "./user-status.ts";
 import { applyEvent } from "./events.ts";
 import { messagesStore } from "./messages.ts";
+import { permissionsStore } from "./permissions.ts";
 import { readLocation, useNavigation } from "./navigation.ts";
 import { presenceStore } from "./presence.ts";
 import { reading } from "./reading.ts";
@@ -60,6 +61,7 @@ async function register(): Promise<RegisterResponse> {
 function load(initial: RegisterResponse): void {
   usersStore.load(initial);
   realmStore.load(initial);
+  permissionsStore.load(initial);
   channelsStore.load(initial);
   unreadsStore.load(initial.unread_msgs, initial.user_id);
   presenceStore.load(initial.presences);

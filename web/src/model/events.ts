@@ -8,6 +8,7 @@ import { allChannelsStore } from "./all-channels.ts";
 import { settingsStore } from "./settings.ts";
 import { userStatusStore } from "./user-status.ts";
 import { messagesStore } from "./messages.ts";
+import { permissionsStore } from "./permissions.ts";
 import { presenceStore } from "./presence.ts";
 import { reading } from "./reading.ts";
 import { realmStore } from "./realm.ts";
@@ -18,6 +19,7 @@ import { usersStore, useUsers } from "./users.ts";
 
 export function applyEvent(event: ServerEvent): void {
   const selfId = useUsers.getState().selfId;
+  permissionsStore.applyEvent(event);
   switch (event.type) {
     case "message": {
       const message = { ...(event.message as Message), flags: (event.flags as string[]) ?? [] };

@@ -61,6 +61,13 @@ function storeMessages(messages: Message[]): void {
   });
 }
 
+/** Whether a message id falls inside the stretch of history a list holds, so it can be put in place without a refetch. */
+function fitsRange(list: MessageList, id: number): boolean {
+  if (list.loading) return false;
+  if (list.ids.length === 0) return list.foundOldest && list.foundNewest;
+  return (list.foundOldest || id >= list.ids[0]!) && (list.foundNewest || id <= list.ids.at(-1)!);
+}
+
 function patchList(key: string, patch: (list: MessageList) => Partial<MessageList>): void {
   useMessages.setState((s) => {
     const list = s.lists[key];
@@ -187,6 +194,7 @@ export const messagesStore = {
     rendering_only?: boolean;
   }): void {
     const me = selfId();
+    const refetch = new Set<string>();
     useMessages.setState((s) => {
       const byId = { ...s.byId };
       const ids = event.message_ids ?? [event.message_id];
@@ -207,15 +215,30 @@ export const messagesStore = {
         byId[id] = next;
       }
       if (!moved) return { byId };
-      // Moved messages leave the lists they no longer belong to; lists they now belong to are refetched when opened.
+      // Moved messages leave the lists they no longer belong to and join, in place, those they now belong to
+      // (when they fall inside the history a list holds; the messages this client never held are refetched
+      // when their new list is opened).
       const lists = { ...s.lists };
+      const destination = event.new_stream_id ?? event.stream_id;
+      const missing = ids.some((id) => !byId[id]);
       for (const [key, list] of Object.entries(lists)) {
         const kept = list.ids.filter((id) => !ids.includes(id) || messageMatches(list.narrow, byId[id]!, me) !== false);
-        if (kept.length !== list.ids.length) lists[key] = { ...list, ids: kept };
-        else if (ids.some((id) => byId[id] && !list.ids.includes(id) && messageMatches(list.narrow, byId[id]!, me) === true)) delete lists[key];
+        const joining = ids.filter((id) => byId[id] && !list.ids.includes(id) && messageMatches(list.narrow, byId[id]!, me) === true);
+        // Messages this client never held may now belong here too: such a list is fetched again.
+        const mayGain = missing && (list.narrow.kind === "all" || ((list.narrow.kind === "channel" || list.narrow.kind === "topic") && list.narrow.streamId === destination));
+        if (mayGain || !joining.every((id) => fitsRange(list, id))) {
+          lists[key] = { ...list, ids: kept };
+          refetch.add(key);
+        } else if (joining.length > 0 || kept.length !== list.ids.length) {
+          lists[key] = { ...list, ids: sortedUnique([...kept, ...joining]) };
+        }
       }
       return { byId, lists };
     });
+    for (const key of refetch) {
+      const list = useMessages.getState().lists[key];
+      if (list && !list.loading) void this.open(list.narrow, true);
+    }
   },
 
   deleteMessages(ids: number[]): void {
@@ -242,9 +265,13 @@ export const messagesStore = {
         if (op === "add" && !has) byId[id] = { ...m, flags: [...m.flags, flag] };
         if (op === "remove" && has) byId[id] = { ...m, flags: m.flags.filter((f) => f !== flag) };
       }
-      // Starring adds to or removes from the starred list; it is refetched next time when it cannot be patched.
+      // Starring adds to or removes from the starred list in place.
       const lists = { ...s.lists };
-      if (flag === "starred" && lists.starred) delete lists.starred;
+      const starred = lists.starred;
+      if (flag === "starred" && starred && !starred.loading) {
+        if (op === "remove") lists.starred = { ...starred, ids: all ? [] : starred.ids.filter((id) => !targets.includes(id)) };
+        else lists.starred = { ...starred, ids: sortedUnique([...starred.ids, ...targets.filter((id) => byId[id] && fitsRange(starred, id))]) };
+      }
       return { byId, lists };
     });
   },
@@ -312,7 +339,6 @@ export const messagesStore = {
     useMessages.setState((s) => ({ outbox: s.outbox.filter((o) => o.localId !== localId) }));
   },
 
-  listKey: narrowKey,
 };
 
 /** The text of an unsent message as HTML for its echo: its paragraphs, escaped (the server renders the real one). */

@@ -3,6 +3,7 @@
 // to the server as its narrow operators, and matched against new messages so
 // an open list can take them in without a refetch.
 import type { Message } from "../api/types.ts";
+import { searchApiNarrow, searchFromHashParts, searchHash } from "./search.ts";
 
 export type Narrow =
   | { kind: "all" }
@@ -62,7 +63,7 @@ export function narrowHash(narrow: Narrow, names: NameLookup): string {
     case "starred":
       return "#narrow/is/starred";
     case "search":
-      return `#narrow/search/${encodeHashComponent(narrow.query)}`;
+      return searchHash(narrow.query);
   }
 }
 
@@ -87,6 +88,8 @@ export function parseHash(hash: string, selfId: number): View {
   if (page === "organization") return { kind: "organization" };
   if (!path.startsWith("narrow/")) return { kind: "inbox" };
   const parts = path.slice("narrow/".length).split("/");
+  const search = searchFromHashParts(parts);
+  if (search !== null) return { kind: "messages", narrow: { kind: "search", query: search } };
   let streamId: number | undefined;
   let topic: string | undefined;
   for (let i = 0; i + 1 < parts.length; i += 2) {
@@ -163,7 +166,7 @@ export function apiNarrow(narrow: Narrow): { operator: string; operand: string |
     case "starred":
       return [{ operator: "is", operand: "starred" }];
     case "search":
-      return [{ operator: "search", operand: narrow.query }];
+      return searchApiNarrow(narrow.query);
   }
 }
 

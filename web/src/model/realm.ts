@@ -9,9 +9,12 @@ export interface RealmState {
   /** How the empty topic ("general chat") is shown. */
   emptyTopicName: string;
   realmDescription?: string;
+  /** How often a typist renews "typing" (ms), and how long a start holds without renewal. */
+  typingStartedWaitMs: number;
+  typingStartedExpiryMs: number;
 }
 
-export const useRealm = create<RealmState>(() => ({ realmName: "", maxMessageLength: 10000, maxTopicLength: 60, emptyTopicName: "general chat" }));
+export const useRealm = create<RealmState>(() => ({ realmName: "", maxMessageLength: 10000, maxTopicLength: 60, emptyTopicName: "general chat", typingStartedWaitMs: 10_000, typingStartedExpiryMs: 45_000 }));
 
 export const realmStore = {
   load(initial: RegisterResponse): void {
@@ -21,6 +24,8 @@ export const realmStore = {
       maxTopicLength: initial.max_topic_length ?? 60,
       emptyTopicName: initial.realm_empty_topic_display_name ?? "general chat",
       realmDescription: initial.realm_description ?? "",
+      typingStartedWaitMs: initial.server_typing_started_wait_period_milliseconds ?? 10_000,
+      typingStartedExpiryMs: initial.server_typing_started_expiry_period_milliseconds ?? 45_000,
     });
   },
   applyUpdate(property: string, value: unknown): void {

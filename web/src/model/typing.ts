@@ -1,7 +1,9 @@
-// Who is typing where, from typing events. A "start" holds for 15 seconds
-// unless renewed (senders renew every 10 s) or ended by "stop".
+// Who is typing where, from typing events. A "start" holds for the server's
+// typing expiry period (register's server_typing_started_expiry_period_milliseconds)
+// unless renewed or ended by "stop".
 import { create } from "zustand";
 import { dmNarrow, narrowKey, type Narrow } from "./narrow.ts";
+import { useRealm } from "./realm.ts";
 
 export interface TypingState {
   /** Conversation key (narrowKey of its topic or DM narrow) → ids of the people typing there. */
@@ -10,7 +12,6 @@ export interface TypingState {
 
 export const useTyping = create<TypingState>(() => ({ byConversation: {} }));
 
-const EXPIRY_MS = 15_000;
 const timers = new Map<string, ReturnType<typeof setTimeout>>();
 
 function set(key: string, senderId: number, typing: boolean): void {
@@ -18,7 +19,7 @@ function set(key: string, senderId: number, typing: boolean): void {
   const old = timers.get(timerKey);
   if (old !== undefined) clearTimeout(old);
   timers.delete(timerKey);
-  if (typing) timers.set(timerKey, setTimeout(() => set(key, senderId, false), EXPIRY_MS));
+  if (typing) timers.set(timerKey, setTimeout(() => set(key, senderId, false), useRealm.getState().typingStartedExpiryMs));
   useTyping.setState((s) => {
     const current = s.byConversation[key] ?? [];
     const next = typing ? (current.includes(senderId) ? current : [...current, senderId]) : current.filter((id) => id !== senderId);

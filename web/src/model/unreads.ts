@@ -26,7 +26,7 @@ export interface UnreadCounts {
 
 export interface UnreadsState {
   counts: UnreadCounts;
-  /** Unread message ids (for "is this one unread?" without flags at hand). */
+  /** Bumped on every change: components asking unreadsStore.isUnread(id) re-render by it. */
   version: number;
 }
 

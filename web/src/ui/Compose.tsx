@@ -7,7 +7,6 @@
 import { useCallback, useEffect, useRef, useState, type ClipboardEvent, type DragEvent, type FormEvent, type KeyboardEvent } from "react";
 import { api, uploadFile } from "../api/client.ts";
 import { useChannels } from "../model/channels.ts";
-import { useCompose } from "../model/compose.ts";
 import { useConnection } from "../model/connection.ts";
 import { draftsStore } from "../model/drafts.ts";
 import { emojiStore, useEmoji } from "../model/emoji.ts";
@@ -19,8 +18,7 @@ import { topicsStore } from "../model/topics.ts";
 import { userName, useUsers } from "../model/users.ts";
 import { SuggestionList, useAutocomplete, type SuggestionSet } from "./Autocomplete.tsx";
 import { prepareHtml } from "./rendered.ts";
-
-const TYPING_RENEW_MS = 10_000;
+import { useComposeRequestsFor } from "./useComposeRequests.ts";
 
 type Target = { type: "stream"; streamId: number; topic: string } | { type: "private"; userIds: number[] };
 
@@ -40,7 +38,6 @@ export function Compose({ narrow }: { narrow: Narrow }) {
   const maxTopic = useRealm((s) => s.maxTopicLength);
   const maxLength = useRealm((s) => s.maxMessageLength);
   const selfId = useUsers((s) => s.selfId);
-  const request = useCompose((s) => s.request);
   useEmoji((s) => s.unicode);
   const key = draftKey(narrow);
   const [topic, setTopic] = useState(narrow.kind === "topic" ? narrow.topic : "");
@@ -74,21 +71,8 @@ export function Compose({ narrow }: { narrow: Narrow }) {
 
   const saveDraft = (text: string, topicText = topic) => draftsStore.save(selfId, key, text, narrow.kind === "channel" ? topicText : undefined);
 
-  // Requests from elsewhere: quote and reply, "c" for a new topic.
-  useEffect(() => {
-    if (!request) return;
-    useCompose.setState({ request: null });
-    if (request.topic !== null) setTopic(request.topic);
-    if (request.append !== null) {
-      const base = contentRef.current;
-      const next = `${base}${base && !base.endsWith("\n") ? "\n" : ""}${request.append}`;
-      setContent(next);
-      saveDraft(next);
-    }
-    const field = request.focusTopic ? topicRef.current : messageRef.current;
-    field?.focus();
-    if (field === messageRef.current && field) requestAnimationFrame(() => field.setSelectionRange(field.value.length, field.value.length));
-  }, [request]); // eslint-disable-line react-hooks/exhaustive-deps
+  // Requests from elsewhere: reply, quote and reply, "c" for a new topic.
+  useComposeRequestsFor(key, setTopic, setContent);
 
   const target: Target | null =
     streamId !== null
@@ -193,7 +177,7 @@ export function Compose({ narrow }: { narrow: Narrow }) {
     const conversation = JSON.stringify(typingParams(target, "start"));
     if (text.trim() === "") return stopTyping();
     const now = Date.now();
-    if (typingSince.current?.key === conversation && now - typingSince.current.at < TYPING_RENEW_MS) return;
+    if (typingSince.current?.key === conversation && now - typingSince.current.at < useRealm.getState().typingStartedWaitMs) return;
     typingSince.current = { key: conversation, at: now };
     void api.post("/typing", typingParams(target, "start")).catch(() => undefined);
   };

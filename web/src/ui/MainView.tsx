@@ -13,6 +13,8 @@ import { Organization } from "./Organization.tsx";
 import { PeoplePage } from "./PeoplePage.tsx";
 import { Settings } from "./Settings.tsx";
 import { Inbox } from "./Inbox.tsx";
+import { KeyboardShortcuts } from "./KeyboardShortcuts.tsx";
+import { MessageActionsHost } from "./MessageActions.tsx";
 import { MessageList } from "./MessageList.tsx";
 import { SearchBox } from "./SearchBox.tsx";
 import { Sidebar } from "./Sidebar.tsx";
@@ -115,6 +117,8 @@ export function MainView() {
           </>
         )}
       </main>
+      <MessageActionsHost />
+      <KeyboardShortcuts />
     </div>
   );
 }

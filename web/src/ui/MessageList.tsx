@@ -8,6 +8,7 @@ import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef } from "
 import { api } from "../api/client.ts";
 import type { Message, Reaction } from "../api/types.ts";
 import { useChannels } from "../model/channels.ts";
+import { messageUi, useMessageUi } from "../model/message-ui.ts";
 import { messagesStore, useMessages, type OutboxMessage } from "../model/messages.ts";
 import { hrefFor } from "../model/navigation.ts";
 import { reading } from "../model/reading.ts";
@@ -16,6 +17,8 @@ import { topicDisplayName } from "../model/realm.ts";
 import { unreadsStore, useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
 import { Avatar } from "./Avatar.tsx";
+import { MessageControls } from "./MessageActions.tsx";
+import { MessageEditor } from "./MessageEditor.tsx";
 import { emojiFromCode, prepareHtml } from "./rendered.ts";
 
 interface Row {
@@ -125,11 +128,13 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
   const html = useMemo(() => prepareHtml(message.content, selfId, mentionsMe), [message.content, selfId, mentionsMe]);
   const time = new Date(message.timestamp * 1000);
   const unread = useUnreads(() => message.id > 0 && unreadsStore.isUnread(message.id));
-  const classes = ["message", row.showSender ? "with-sender" : "continued", unread ? "unread" : "", mentionsMe ? "mentioned" : "", local ? `local ${local.state}` : ""];
+  const selected = useMessageUi((s) => s.selectedId === message.id && message.id > 0);
+  const editing = useMessageUi((s) => s.editingId === message.id && message.id > 0);
+  const classes = ["message", row.showSender ? "with-sender" : "continued", unread ? "unread" : "", mentionsMe ? "mentioned" : "", local ? `local ${local.state}` : "", selected ? "selected" : ""];
   return (
     <div className="message-row">
       {row.showHeader && <RecipientHeader message={message} selfId={selfId} />}
-      <article className={classes.join(" ").replace(/\s+/g, " ").trim()} data-message-id={message.id > 0 ? message.id : undefined} aria-label={`Message from ${message.sender_full_name}`}>
+      <article className={classes.join(" ").replace(/\s+/g, " ").trim()} data-message-id={message.id > 0 ? message.id : undefined} aria-label={`Message from ${message.sender_full_name}`} aria-current={selected ? "true" : undefined} onClick={message.id > 0 ? () => messageUi.select(message.id) : undefined}>
         <div className="message-gutter">{row.showSender && <Avatar url={message.avatar_url} name={message.sender_full_name} />}</div>
         <div className="message-main">
           {row.showSender && (
@@ -152,9 +157,15 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
               {format(time, "HH:mm")}
             </time>
           )}
-          <div className="message_content rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />
+          {editing ? <MessageEditor message={message} /> : <div className="message_content rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />}
           {!row.showSender && message.last_edit_timestamp !== undefined && <span className="edited">(edited)</span>}
+          {!row.showSender && message.flags.includes("starred") && (
+            <span className="starred side" aria-label="Starred">
+              ★
+            </span>
+          )}
           <Reactions message={message} selfId={selfId} />
+          <MessageControls message={message} />
           {local?.state === "sending" && <div className="send-state">Sending…</div>}
           {local?.state === "failed" && (
             <div className="send-state failed" role="alert">
@@ -240,7 +251,7 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
 
   const checkSeen = useCallback(() => {
     const el = scrollRef.current;
-    if (!el || document.visibilityState !== "visible") return;
+    if (!el || document.visibilityState !== "visible" || messageUi.isReadingPaused(key)) return;
     const top = el.scrollTop;
     const bottom = top + el.clientHeight;
     const seen: number[] = [];
@@ -252,7 +263,15 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
       }
     }
     if (seen.length > 0) reading.seen(seen);
-  }, [rows, virtualizer]);
+  }, [rows, virtualizer, key]);
+
+  // The selected message (arrow keys) is kept on screen.
+  const selectedId = useMessageUi((s) => s.selectedId);
+  useEffect(() => {
+    if (selectedId === null) return;
+    const index = rows.findIndex((r) => r.message.id === selectedId);
+    if (index >= 0) virtualizer.scrollToIndex(index, { align: "auto" });
+  }, [selectedId]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const unreadVersion = useUnreads((s) => s.version);
   useEffect(() => {

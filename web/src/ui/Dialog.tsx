@@ -1,0 +1,35 @@
+// A modal dialog: the browser's <dialog> shown modally (focus stays inside,
+// Escape closes, the page behind is inert), named by its heading.
+import { useEffect, useId, useRef, type ReactNode } from "react";
+
+export function Dialog({ title, onClose, children, className }: { title: string; onClose: () => void; children: ReactNode; className?: string }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+    return () => dialog?.close();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      className={`dialog ${className ?? ""}`}
+      aria-labelledby={titleId}
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose();
+      }}
+      onClick={(e) => {
+        // A click on the backdrop (the dialog element itself, outside its content) closes.
+        if (e.target === ref.current) onClose();
+      }}
+    >
+      <div className="dialog-body">
+        <h2 id={titleId} className="dialog-title">
+          {title}
+        </h2>
+        {children}
+      </div>
+    </dialog>
+  );
+}

@@ -1,0 +1,219 @@
+// Zulip's main keyboard shortcuts, for the whole page: Up/Down (and k/j)
+// move the selected message, Home/End go to the first/last one, r or Enter
+// replies to it, e edits it, : reacts to it, c starts a new topic in the
+// current channel, x a new direct message, n goes to the next unread topic,
+// / searches, Escape leaves the compose box. None of them fire while you type
+// in a field, or while a dialog or menu is open.
+import { useEffect } from "react";
+import { isTopicMuted, useChannels } from "../model/channels.ts";
+import { requestCompose } from "../model/compose-requests.ts";
+import { replyTo } from "../model/message-actions.ts";
+import { messageUi, useMessageUi } from "../model/message-ui.ts";
+import { useMessages } from "../model/messages.ts";
+import { navigate, useNavigation } from "../model/navigation.ts";
+import { narrowKey, type Narrow } from "../model/narrow.ts";
+import { canEditContent } from "../model/permissions.ts";
+import { useUnreads } from "../model/unreads.ts";
+import { openSearch } from "./SearchBox.tsx";
+
+function currentNarrow(): Narrow | null {
+  const view = useNavigation.getState().view;
+  return view.kind === "messages" ? view.narrow : null;
+}
+
+function currentIds(): number[] {
+  const narrow = currentNarrow();
+  if (!narrow) return [];
+  return useMessages.getState().lists[narrowKey(narrow)]?.ids ?? [];
+}
+
+/** The selected message when it is in the open list; else none. */
+function selectedInList(): number | null {
+  const id = useMessageUi.getState().selectedId;
+  return id !== null && currentIds().includes(id) ? id : null;
+}
+
+/** The message the selection starts at: where the list opened (first unread) or the newest. */
+function defaultSelection(): number | null {
+  const narrow = currentNarrow();
+  if (!narrow) return null;
+  const list = useMessages.getState().lists[narrowKey(narrow)];
+  if (!list || list.ids.length === 0) return null;
+  return list.anchorId !== null && list.ids.includes(list.anchorId) ? list.anchorId : list.ids.at(-1)!;
+}
+
+function moveSelection(step: number | "first" | "last"): void {
+  const ids = currentIds();
+  if (ids.length === 0) return;
+  const current = selectedInList();
+  let index: number;
+  if (step === "first") index = 0;
+  else if (step === "last") index = ids.length - 1;
+  else if (current === null) index = ids.indexOf(defaultSelection() ?? ids.at(-1)!);
+  else index = Math.min(ids.length - 1, Math.max(0, ids.indexOf(current) + step));
+  messageUi.select(ids[index]!);
+}
+
+function selectedMessage() {
+  const id = selectedInList() ?? defaultSelection();
+  return id === null ? undefined : useMessages.getState().byId[id];
+}
+
+/** c: a new topic in the open channel (or the selected message's channel). */
+function newTopic(): void {
+  const narrow = currentNarrow();
+  let streamId: number | undefined;
+  if (narrow?.kind === "channel" || narrow?.kind === "topic") streamId = narrow.streamId;
+  else {
+    const m = selectedMessage();
+    if (m?.type === "stream") streamId = m.stream_id;
+  }
+  if (streamId === undefined) return;
+  const channel: Narrow = { kind: "channel", streamId };
+  if (!narrow || narrowKey(narrow) !== narrowKey(channel)) navigate({ kind: "messages", narrow: channel });
+  requestCompose({ key: narrowKey(channel), topic: "", focus: "topic" });
+}
+
+function sortedChannels(): number[] {
+  return Object.values(useChannels.getState().subscriptions)
+    .sort((a, b) => Number(b.pin_to_top) - Number(a.pin_to_top) || a.name.localeCompare(b.name))
+    .map((s) => s.stream_id);
+}
+
+/** n: the next topic with unread messages: after the open one in its channel, then in the channels below it (sidebar order), wrapping around. */
+export function nextUnreadTopic(): Narrow | null {
+  const channels = useChannels.getState();
+  const byTopic = useUnreads.getState().counts.byTopic;
+  const order: { streamId: number; topic: string }[] = [];
+  for (const streamId of sortedChannels()) {
+    if (channels.subscriptions[streamId]?.is_muted) continue;
+    const topics = Object.values(byTopic[streamId] ?? {})
+      .filter((t) => t.count > 0 && !isTopicMuted(channels, streamId, t.topic))
+      .map((t) => t.topic)
+      .sort((a, b) => a.localeCompare(b));
+    for (const topic of topics) order.push({ streamId, topic });
+  }
+  if (order.length === 0) return null;
+  const narrow = currentNarrow();
+  let start = 0;
+  if (narrow?.kind === "topic") {
+    const here = order.findIndex((o) => o.streamId === narrow.streamId && o.topic.toLowerCase() === narrow.topic.toLowerCase());
+    if (here >= 0) start = here + 1;
+    else {
+      const channelOrder = sortedChannels();
+      const after = order.findIndex((o) => channelOrder.indexOf(o.streamId) > channelOrder.indexOf(narrow.streamId) || (o.streamId === narrow.streamId && o.topic.localeCompare(narrow.topic) > 0));
+      start = after >= 0 ? after : 0;
+    }
+  } else if (narrow?.kind === "channel") {
+    const inChannel = order.findIndex((o) => o.streamId === narrow.streamId);
+    if (inChannel >= 0) start = inChannel;
+  }
+  const next = order[start % order.length]!;
+  return { kind: "topic", streamId: next.streamId, topic: next.topic };
+}
+
+function isTyping(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  return target.isContentEditable || target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement;
+}
+
+function openEmojiPickerFor(messageId: number): void {
+  const button = document.querySelector<HTMLElement>(`[data-message-id="${messageId}"] .emoji-button`);
+  if (button) messageUi.openPopup("emoji", messageId, button);
+}
+
+export function KeyboardShortcuts() {
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
+      const ui = useMessageUi.getState();
+      if (ui.dialog || ui.popup || document.querySelector("dialog[open]")) return;
+      if (isTyping(e.target)) {
+        // Escape in the compose box leaves it (Zulip closes the box); the search box and editors handle their own.
+        const el = e.target as HTMLElement;
+        if (e.key === "Escape" && el.closest(".compose")) {
+          e.preventDefault();
+          el.blur();
+        }
+        return;
+      }
+      // Keys on a focused button or link keep their own meaning.
+      const onControl = e.target instanceof HTMLElement && e.target.closest("button, a, [role=menuitem]") !== null;
+      const narrow = currentNarrow();
+      switch (e.key) {
+        case "/":
+          e.preventDefault();
+          openSearch();
+          return;
+        case "ArrowDown":
+        case "j":
+          if (!narrow) return;
+          e.preventDefault();
+          moveSelection(1);
+          return;
+        case "ArrowUp":
+        case "k":
+          if (!narrow) return;
+          e.preventDefault();
+          moveSelection(-1);
+          return;
+        case "Home":
+          if (!narrow) return;
+          e.preventDefault();
+          moveSelection("first");
+          return;
+        case "End":
+          if (!narrow) return;
+          e.preventDefault();
+          moveSelection("last");
+          return;
+        case "Enter":
+        case "r": {
+          if (e.key === "Enter" && onControl) return;
+          const m = selectedMessage();
+          if (!m) return;
+          e.preventDefault();
+          replyTo(m);
+          return;
+        }
+        case "e": {
+          const m = selectedMessage();
+          if (!m || !canEditContent(m)) return;
+          e.preventDefault();
+          messageUi.select(m.id);
+          messageUi.edit(m.id);
+          return;
+        }
+        case ":": {
+          const m = selectedMessage();
+          if (!m) return;
+          e.preventDefault();
+          messageUi.select(m.id);
+          requestAnimationFrame(() => openEmojiPickerFor(m.id));
+          return;
+        }
+        case "c":
+          e.preventDefault();
+          newTopic();
+          return;
+        case "x":
+          e.preventDefault();
+          messageUi.openDialog("new-dm", 0);
+          return;
+        case "n": {
+          const next = nextUnreadTopic();
+          if (!next) return;
+          e.preventDefault();
+          navigate({ kind: "messages", narrow: next });
+          return;
+        }
+        case "Escape":
+          if (useMessageUi.getState().selectedId !== null && !onControl) messageUi.select(null);
+          return;
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
+  return null;
+}
