@@ -49,6 +49,28 @@ describe("web client: pages", () => {
     assert.deepEqual(h.pageErrors, []);
   });
 
+  test("the sidebar groups channels by folder, and follows folder changes live", async () => {
+    const t = h.t;
+    const backend = await h.createChannel("backend", [t.users.member]);
+    await h.createChannel("random", [t.users.member]);
+    const folder = assertSuccess(await t.api(t.users.admin, "POST", "/channel_folders/create", { name: "Engineering", description: "" })).channel_folder_id as number;
+    assertSuccess(await t.api(t.users.admin, "PATCH", `/streams/${backend}`, { folder_id: folder }));
+    const max = await h.newPage();
+    await h.logIn(max, t.users.member);
+    const engineering = sidebar(max).getByRole("list", { name: "Engineering" });
+    await engineering.getByRole("link", { name: "backend", exact: true }).waitFor();
+    const others = sidebar(max).getByRole("list", { name: "Other channels" });
+    await others.getByRole("link", { name: "random", exact: true }).waitFor();
+    // A rename of the folder and a channel moved into it arrive as events.
+    assertSuccess(await t.api(t.users.admin, "PATCH", `/channel_folders/${folder}`, { name: "Eng" }));
+    const eng = sidebar(max).getByRole("list", { name: "Eng" });
+    await eng.getByRole("link", { name: "backend", exact: true }).waitFor();
+    const random = assertSuccess(await t.api(t.users.member, "GET", "/get_stream_id", { stream: "random" })).stream_id as number;
+    assertSuccess(await t.api(t.users.admin, "PATCH", `/streams/${random}`, { folder_id: folder }));
+    await eng.getByRole("link", { name: "random", exact: true }).waitFor();
+    assert.deepEqual(h.pageErrors, []);
+  });
+
   test("people: presence and status, live", async () => {
     const t = h.t;
     const max = await h.newPage();

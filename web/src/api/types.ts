@@ -51,6 +51,7 @@ export interface Subscription {
   is_muted: boolean;
   pin_to_top: boolean;
   is_archived?: boolean;
+  folder_id?: number | null;
 }
 
 export interface UnreadMsgs {
@@ -86,6 +87,7 @@ export interface RegisterResponse {
   user_settings?: { enable_desktop_notifications?: boolean; color_scheme?: number; [key: string]: unknown };
   user_status?: Record<string, { status_text?: string; emoji_name?: string; emoji_code?: string; reaction_type?: string; away?: boolean }>;
   realm_description?: string;
+  channel_folders?: { id: number; name: string; order: number; is_archived: boolean }[];
   realm_invite_required?: boolean;
 }
 

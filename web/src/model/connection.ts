@@ -9,6 +9,7 @@ import type { RegisterResponse, ServerEvent } from "../api/types.ts";
 import { channelsStore } from "./channels.ts";
 import { emojiStore } from "./emoji.ts";
 import { allChannelsStore } from "./all-channels.ts";
+import { channelFoldersStore } from "./channel-folders.ts";
 import { settingsStore } from "./settings.ts";
 import { userStatusStore } from "./user-status.ts";
 import { applyEvent } from "./events.ts";
@@ -69,6 +70,7 @@ function load(initial: RegisterResponse): void {
   settingsStore.load(initial.user_settings);
   userStatusStore.load(initial.user_status);
   allChannelsStore.reset();
+  channelFoldersStore.load(initial.channel_folders);
   typingStore.reset();
   reading.reset();
   topicsStore.reset();

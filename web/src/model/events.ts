@@ -5,6 +5,7 @@ import { channelName, channelsStore } from "./channels.ts";
 import { emojiStore } from "./emoji.ts";
 import { notificationsStore } from "./notifications.ts";
 import { allChannelsStore } from "./all-channels.ts";
+import { channelFoldersStore } from "./channel-folders.ts";
 import { settingsStore } from "./settings.ts";
 import { userStatusStore } from "./user-status.ts";
 import { messagesStore } from "./messages.ts";
@@ -104,6 +105,9 @@ export function applyEvent(event: ServerEvent): void {
         channelsStore.removeSubscriptions(ids);
         allChannelsStore.deleted(ids);
       } else if (event.op === "create") allChannelsStore.created(event.streams);
+      break;
+    case "channel_folder":
+      channelFoldersStore.apply(event);
       break;
     case "user_topic":
       channelsStore.setTopicPolicy(event.stream_id, event.topic_name, event.visibility_policy);

@@ -2,6 +2,7 @@
 // channel's topics), and direct conversations with unreads.
 import { useEffect, useMemo } from "react";
 import type { Subscription } from "../api/types.ts";
+import { useChannelFolders, visibleFolders } from "../model/channel-folders.ts";
 import { isTopicMuted, useChannels } from "../model/channels.ts";
 import { hrefFor } from "../model/navigation.ts";
 import { narrowKey, type Narrow, type View } from "../model/narrow.ts";
@@ -88,6 +89,27 @@ export function Sidebar({ view }: { view: View }) {
   const channels = useMemo(() => sortChannels(Object.values(subscriptions)), [subscriptions]);
   const openStream = view.kind === "messages" && (view.narrow.kind === "channel" || view.narrow.kind === "topic") ? view.narrow.streamId : null;
   const dmKeys = Object.keys(counts.byDm).filter((k) => (counts.byDm[k] ?? 0) > 0);
+  const folderState = useChannelFolders((f) => f.byId);
+  const folders = useMemo(() => visibleFolders(folderState), [folderState]);
+
+  const channelItem = (sub: Subscription) => {
+    const narrow: Narrow = { kind: "channel", streamId: sub.stream_id };
+    const current = isCurrent(view, narrow);
+    return (
+      <li key={sub.stream_id} data-stream-id={sub.stream_id} className={[current ? "current" : "", sub.is_muted ? "muted" : ""].join(" ").trim() || undefined}>
+        <div className="channel-row">
+          <span className="channel-swatch" style={{ background: sub.color }} aria-hidden="true">
+            {sub.invite_only ? "🔒" : "#"}
+          </span>
+          <a href={hrefFor({ kind: "messages", narrow })} aria-current={current ? "page" : undefined}>
+            {sub.name}
+          </a>
+          {!sub.is_muted && <Count n={channelCount(sub.stream_id)} />}
+        </div>
+        {openStream === sub.stream_id && <TopicList streamId={sub.stream_id} view={view} />}
+      </li>
+    );
+  };
 
   return (
     <nav className="sidebar" aria-label="Sidebar">
@@ -117,25 +139,27 @@ export function Sidebar({ view }: { view: View }) {
           Browse channels
         </a>
       </h3>
-      <ul className="channel-list" aria-labelledby="channels-heading">
-        {channels.map((sub) => {
-          const narrow: Narrow = { kind: "channel", streamId: sub.stream_id };
-          const current = isCurrent(view, narrow);
-          return (
-            <li key={sub.stream_id} data-stream-id={sub.stream_id} className={[current ? "current" : "", sub.is_muted ? "muted" : ""].join(" ").trim() || undefined}>
-              <div className="channel-row">
-                <span className="channel-swatch" style={{ background: sub.color }} aria-hidden="true">
-                  {sub.invite_only ? "🔒" : "#"}
-                </span>
-                <a href={hrefFor({ kind: "messages", narrow })} aria-current={current ? "page" : undefined}>
-                  {sub.name}
-                </a>
-                {!sub.is_muted && <Count n={channelCount(sub.stream_id)} />}
-              </div>
-              {openStream === sub.stream_id && <TopicList streamId={sub.stream_id} view={view} />}
-            </li>
-          );
-        })}
+      {folders.map((folder) => {
+        const inFolder = channels.filter((sub) => sub.folder_id === folder.id);
+        if (inFolder.length === 0) return null;
+        return (
+          <div key={folder.id} className="channel-folder">
+            <h4 className="sidebar-subheading" id={`folder-${folder.id}`}>
+              {folder.name}
+            </h4>
+            <ul className="channel-list" aria-labelledby={`folder-${folder.id}`}>
+              {inFolder.map(channelItem)}
+            </ul>
+          </div>
+        );
+      })}
+      {folders.some((f) => channels.some((sub) => sub.folder_id === f.id)) && (
+        <h4 className="sidebar-subheading" id="other-channels-heading">
+          Other channels
+        </h4>
+      )}
+      <ul className="channel-list" aria-labelledby={folders.some((f) => channels.some((sub) => sub.folder_id === f.id)) ? "other-channels-heading" : "channels-heading"}>
+        {channels.filter((sub) => !folders.some((f) => f.id === sub.folder_id)).map(channelItem)}
       </ul>
       <PeopleList view={view} />
     </nav>
