@@ -16,7 +16,9 @@ import { topicDisplayName } from "../model/realm.ts";
 import { unreadsStore, useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
 import { Avatar } from "./Avatar.tsx";
-import { emojiFromCode, prepareHtml } from "./rendered.ts";
+import { ReactionGlyph } from "./Emoji.tsx";
+import { prepareHtml } from "./rendered.ts";
+import { MessageWidget } from "./Widgets.tsx";
 
 interface Row {
   key: string;
@@ -100,7 +102,6 @@ function Reactions({ message, selfId }: { message: Message; selfId: number }) {
     <div className="reactions">
       {groups.map(({ reaction, users }) => {
         const mine = users.includes(selfId);
-        const glyph = reaction.reaction_type === "unicode_emoji" ? (emojiFromCode(reaction.emoji_code) ?? `:${reaction.emoji_name}:`) : `:${reaction.emoji_name}:`;
         return (
           <button
             type="button"
@@ -111,7 +112,7 @@ function Reactions({ message, selfId }: { message: Message; selfId: number }) {
             aria-label={`${reaction.emoji_name}: ${users.length}`}
             onClick={() => toggle(reaction, mine)}
           >
-            <span aria-hidden="true">{glyph}</span> {users.length}
+            <ReactionGlyph reaction={reaction} /> {users.length}
           </button>
         );
       })}
@@ -152,7 +153,9 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
               {format(time, "HH:mm")}
             </time>
           )}
-          <div className="message_content rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />
+          <MessageWidget message={message} selfId={selfId}>
+            <div className="message_content rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />
+          </MessageWidget>
           {!row.showSender && message.last_edit_timestamp !== undefined && <span className="edited">(edited)</span>}
           <Reactions message={message} selfId={selfId} />
           {local?.state === "sending" && <div className="send-state">Sending…</div>}
