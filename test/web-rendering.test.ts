@@ -74,6 +74,7 @@ describe("web client: rendered content", () => {
     await todo(bob).getByRole("textbox", { name: "New task description" }).fill("split it");
     await todo(bob).getByRole("button", { name: "Add task" }).click();
     await todo(ada).getByRole("checkbox", { name: "Pay: split it" }).waitFor();
+    if (SHOTS) await ada.screenshot({ path: `${SHOTS}/widgets-light.png` });
     // The widget's text is not shown as a message.
     assert.equal(await ada.locator(".message_content", { hasText: "/poll" }).count(), 0);
 
@@ -99,7 +100,7 @@ describe("web client: rendered content", () => {
       t.users.admin,
       stream,
       "everything",
-      "```spoiler The ending\nThe butler did it.\n```\nLooks good :parley_dot: @**Max Member** @*everyone* @_**Adam Admin** #**showcase>everything** <time:2030-01-02T15:00:00Z>\n> quoted wisdom",
+      "```spoiler The ending\nThe butler did it.\n```\nLooks good :parley_dot: @**Max Member** @**everyone** @_**Adam Admin** #**showcase>everything** <time:2030-01-02T15:00:00Z>\n> quoted wisdom",
     );
     const msg = await h.send(t.users.admin, stream, "everything", "| Fruit | Count |\n|---|---:|\n| Apple | 3 |\n| Pear | 12 |\n\n```python\ndef greet(name):\n    return f\"hi {name}\"  # say hi\n```");
     await h.send(t.users.member, stream, "everything", `Here is the [diagram.png](${uri})`);
