@@ -34,6 +34,7 @@ import { userGroupsRoutes } from "./routes/user-groups.ts";
 import { serverSettingsRoutes } from "./routes/server-settings.ts";
 import { settingsRoutes } from "./routes/settings.ts";
 import { userRoutes } from "./routes/users.ts";
+import { botRoutes } from "./routes/bots.ts";
 import { customProfileFieldRoutes } from "./routes/custom-profile-fields.ts";
 import { invitationRoutes, joinPageRoutes } from "./routes/invitations.ts";
 import { userStatusRoutes } from "./routes/user-status.ts";
@@ -42,6 +43,7 @@ import { draftsRoutes } from "./routes/drafts.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { passwordResetPageRoutes } from "./routes/password-reset.ts";
 import { webClientRoutes } from "./routes/web-client.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 import type { Services } from "./services.ts";
 
 export const API_ROUTES: readonly Route[] = [
@@ -49,6 +51,7 @@ export const API_ROUTES: readonly Route[] = [
   ...authRoutes,
   ...sessionRoutes,
   ...userRoutes,
+  ...botRoutes,
   ...settingsRoutes,
   ...userGroupsRoutes,
   ...channelFoldersRoutes,
@@ -236,5 +239,6 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   joinPageRoutes(app, services, methods);
   passwordResetPageRoutes(app, services, methods);
   webClientRoutes(app, methods);
+  await webhookRoutes(app, services, methods);
   return app;
 }

@@ -319,13 +319,23 @@ describe("users", () => {
     await q.close();
   });
 
-  test("DELETE /users/{id} of a bot owner: the owned bots are deactivated too, each with its realm_user update", async () => {
+  test("DELETE /users/{id} of a bot owner: the owned bots are deactivated too, each with its realm_user update and realm_bot remove", async () => {
     const extra = await extraMember();
     const bot = await t.createUser(uniqueName("Owned bot"), Role.MEMBER, { bot: true, botOwnerId: extra.id });
     const q = await listen(null);
     assertSuccess(await t.api(t.users.admin, "DELETE", `/users/${extra.id}`));
     const got = await q.read();
-    assertKinds(got, each(STANDING, ["realm_user/update", "realm_user/update"]), { anyOrder: true });
+    // The administrators see every bot in realm_bots: it is removed there (Zulip's realm_bot remove).
+    assertKinds(
+      got,
+      {
+        ...each(STANDING, ["realm_user/update", "realm_user/update"]),
+        owner: ["realm_user/update", "realm_user/update", "realm_bot/remove"],
+        admin: ["realm_user/update", "realm_user/update", "realm_bot/remove"],
+      },
+      { anyOrder: true },
+    );
+    for (const name of ["owner", "admin"] as const) assert.deepEqual(one(got, name, "realm_bot/remove").bot, { user_id: bot.id, full_name: (await t.api(t.users.owner, "GET", `/users/${bot.id}`)).body.user.full_name });
     for (const name of STANDING) {
       assert.deepEqual(
         all(got, name, "realm_user/update").map((e) => e.person).sort((a: { user_id: number }, b: { user_id: number }) => a.user_id - b.user_id),

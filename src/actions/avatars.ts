@@ -37,11 +37,12 @@ import {
   undecodableImage,
 } from "../domain/avatar.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
-import { isAdmin, Role } from "../domain/roles.ts";
+import { isAdmin } from "../domain/roles.ts";
 import { bareContentType, maxUploadBytes, OCTET_STREAM, uploadContentType } from "../domain/uploads.ts";
 import { mustBeAdmin } from "../errors.ts";
 import type { PendingEvents } from "../events/notifier.ts";
 import { probeImage, squarePng } from "../images.ts";
+import { botWatchers } from "../queries/bots.ts";
 import { getUserById, listActiveUsers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
@@ -134,41 +135,42 @@ async function notifyAvatarChange(trx: Trx, services: Services, pending: Pending
   };
   pending.add(user.realm_id, { type: "realm_user", op: "update", person }, active.map((u) => u.id));
   if (user.is_bot && !user.is_system_bot) {
-    // Zulip's bot_owner_user_ids: the human administrators and the owner (Parley's bots have no private default channels).
-    const admins = await trx
-      .selectFrom("users")
-      .select("id")
-      .where("realm_id", "=", user.realm_id)
-      .where("role", "in", [Role.OWNER, Role.ADMINISTRATOR])
-      .where("is_active", "=", true)
-      .where("is_bot", "=", false)
-      .execute();
-    const watchers = [...new Set([...admins.map((a) => a.id), ...(user.bot_owner_id === null ? [] : [user.bot_owner_id])])];
+    const watchers = await botWatchers(trx, user);
     pending.add(user.realm_id, { type: "realm_bot", op: "update", bot: { user_id: user.id, avatar_url: url } }, watchers);
   }
 }
 
 /**
  * Points a user at a new avatar (`hash`, uploaded) or back at the default
- * (null), incrementing avatar_version. Returns the user as changed and the
- * previous uploaded avatar's hash, if there was one.
+ * (null), incrementing avatar_version, inside the caller's transaction, with
+ * the events. Returns the user as changed and the previous uploaded avatar's
+ * hash, if there was one.
  */
-async function changeAvatar(services: Services, realm: Realm, userId: number, hash: string | null): Promise<{ user: User; previousHash: string | null }> {
-  return inRealmTransaction(services, realm.id, async (trx, pending) => {
-    const before = await getUserById(trx, realm.id, userId);
-    if (!before) throw new Error(`user ${userId} vanished`);
-    await trx
-      .updateTable("users")
-      .set({ avatar_source: hash === null ? AvatarSource.DEFAULT : AvatarSource.UPLOADED, avatar_hash: hash, avatar_version: before.avatar_version + 1 })
-      .where("id", "=", userId)
-      .execute();
-    const user = (await getUserById(trx, realm.id, userId))!;
-    await notifyAvatarChange(trx, services, pending, user);
-    return { user, previousHash: before.avatar_hash };
-  });
+export async function setAvatarInTransaction(
+  trx: Trx,
+  services: Services,
+  pending: PendingEvents,
+  realmId: number,
+  userId: number,
+  hash: string | null,
+): Promise<{ user: User; previousHash: string | null }> {
+  const before = await getUserById(trx, realmId, userId);
+  if (!before) throw new Error(`user ${userId} vanished`);
+  await trx
+    .updateTable("users")
+    .set({ avatar_source: hash === null ? AvatarSource.DEFAULT : AvatarSource.UPLOADED, avatar_hash: hash, avatar_version: before.avatar_version + 1 })
+    .where("id", "=", userId)
+    .execute();
+  const user = (await getUserById(trx, realmId, userId))!;
+  await notifyAvatarChange(trx, services, pending, user);
+  return { user, previousHash: before.avatar_hash };
 }
 
-async function removeAvatarFiles(services: Services, realmId: number, hash: string | null): Promise<void> {
+async function changeAvatar(services: Services, realm: Realm, userId: number, hash: string | null): Promise<{ user: User; previousHash: string | null }> {
+  return inRealmTransaction(services, realm.id, (trx, pending) => setAvatarInTransaction(trx, services, pending, realm.id, userId, hash));
+}
+
+export async function removeAvatarFiles(services: Services, realmId: number, hash: string | null): Promise<void> {
   if (hash !== null) await removeFiles(storedPaths(services, avatarStoragePaths(realmId, hash)));
 }
 
@@ -177,22 +179,43 @@ function checkMayChangeAvatar(realm: Realm, user: User): void {
   if (parseRealmSettings(realm.settings).avatar_changes_disabled && !isAdmin(user.role)) throw avatarChangesDisabled();
 }
 
+/** An uploaded avatar checked, resized and written under a new name, not yet anyone's. */
+export interface PreparedAvatar {
+  hash: string;
+  /** The files written: removed again if the avatar is not used. */
+  written: string[];
+}
+
+/**
+ * Checks and resizes an uploaded avatar image and writes its files (Zulip's
+ * upload_avatar_image), before any transaction: slow image work never holds
+ * the organization's lock. Pass the result to setAvatarInTransaction, or to
+ * discardPreparedAvatar when it is not used.
+ */
+export async function prepareAvatar(services: Services, realm: Realm, file: ReceivedUpload): Promise<PreparedAvatar> {
+  if (file.size > maxUploadBytes(MAX_AVATAR_FILE_SIZE_MIB)) throw imageFileTooLarge(MAX_AVATAR_FILE_SIZE_MIB);
+  const [small, medium] = await resizedImages(file, [DEFAULT_AVATAR_SIZE, MEDIUM_AVATAR_SIZE]);
+  const hash = newAvatarHash(crypto.randomBytes(20));
+  const paths = avatarStoragePaths(realm.id, hash);
+  const written = await writeFiles(services, { [paths.small]: small!, [paths.medium]: medium!, [paths.original]: { linkFrom: file.tempPath } });
+  return { hash, written };
+}
+
+export async function discardPreparedAvatar(prepared: PreparedAvatar | undefined): Promise<void> {
+  if (prepared) await removeFiles(prepared.written);
+}
+
 /** POST /users/me/avatar, in Zulip's order of checks. Returns the new avatar_url. */
 export async function uploadAvatar(services: Services, realm: Realm, user: User, upload: ImageUpload): Promise<string> {
   const file = upload.file;
   if (upload.fieldCount !== 1 || !file) throw exactlyOneAvatar();
   checkMayChangeAvatar(realm, user);
-  if (file.size > maxUploadBytes(MAX_AVATAR_FILE_SIZE_MIB)) throw imageFileTooLarge(MAX_AVATAR_FILE_SIZE_MIB);
-  const [small, medium] = await resizedImages(file, [DEFAULT_AVATAR_SIZE, MEDIUM_AVATAR_SIZE]);
-
-  const hash = newAvatarHash(crypto.randomBytes(20));
-  const paths = avatarStoragePaths(realm.id, hash);
-  const written = await writeFiles(services, { [paths.small]: small!, [paths.medium]: medium!, [paths.original]: { linkFrom: file.tempPath } });
+  const prepared = await prepareAvatar(services, realm, file);
   let changed;
   try {
-    changed = await changeAvatar(services, realm, user.id, hash);
+    changed = await changeAvatar(services, realm, user.id, prepared.hash);
   } catch (error) {
-    await removeFiles(written);
+    await discardPreparedAvatar(prepared);
     throw error;
   }
   await removeAvatarFiles(services, realm.id, changed.previousHash);

@@ -14,7 +14,8 @@ export interface RegisterOptions {
   eventTypes: string[] | null;
   fetchEventTypes: string[] | null;
   narrow: NarrowTerm[];
-  allPublicStreams: boolean;
+  /** Absent: the user's default (a bot's default_all_public_streams; false for people). */
+  allPublicStreams?: boolean | undefined;
   capabilities: Record<CapabilityName, boolean>;
   applyMarkdown: boolean;
   clientGravatar: boolean;
@@ -33,6 +34,14 @@ export interface RegisterOptions {
 export async function registerQueue(services: Services, realm: Realm, user: User, options: RegisterOptions): Promise<Record<string, unknown>> {
   // Guests cannot read every public channel, so they cannot ask for all of their messages.
   if (options.allPublicStreams && isGuest(user.role)) throw badRequest("User not authorized for this query");
+  // A bot's defaults (Zulip's _default_all_public_streams and _default_narrow):
+  // all public channels when not asked otherwise, and its default channel as
+  // the narrow when none is given.
+  const allPublicStreams = options.allPublicStreams ?? user.default_all_public_streams;
+  const narrow =
+    options.narrow.length === 0 && user.default_events_register_stream_id !== null
+      ? [{ operator: "channel", operand: user.default_events_register_stream_id, negated: false }]
+      : options.narrow;
   const fetchTypes = options.fetchEventTypes ?? options.eventTypes;
   const wanted = fetchTypes ? new Set(fetchTypes) : null;
   return services.storage.db.transaction().execute(async (trx) => {
@@ -43,8 +52,8 @@ export async function registerQueue(services: Services, realm: Realm, user: User
       userId: user.id,
       filter: {
         eventTypes: options.eventTypes ? new Set(options.eventTypes) : null,
-        narrow: options.narrow,
-        allPublicStreams: options.allPublicStreams,
+        narrow,
+        allPublicStreams,
         applyMarkdown: options.applyMarkdown,
         capabilities: options.capabilities,
         slimPresence: options.slimPresence,

@@ -137,8 +137,9 @@ async function botOwnerActor(db: Db, sender: User): Promise<Actor | undefined> {
 }
 
 async function channelConversation(storage: Storage, db: Db, realm: Realm, settings: Readonly<RealmSettings>, sender: User, actor: Actor, request: SendRequest): Promise<Conversation> {
-  if (request.to === undefined) throw badRequest("Missing channel");
-  const indicator = parseChannelIndicator(request.to);
+  // Without `to`, a bot posts to its default channel (Zulip's Addressee.legacy_build).
+  if (request.to === undefined && sender.default_sending_stream_id === null) throw badRequest("Missing channel");
+  const indicator = request.to === undefined ? sender.default_sending_stream_id! : parseChannelIndicator(request.to);
   const query = db.selectFrom("channels").selectAll().where("realm_id", "=", realm.id);
   let channel: Channel | undefined;
   if (typeof indicator === "number") {

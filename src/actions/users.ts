@@ -42,6 +42,8 @@ import { applyAdminProfileData } from "./custom-profile-fields.ts";
 import { discardAllDrafts } from "./drafts.ts";
 import { presenceEnabledChanged } from "./presence.ts";
 import type { ProfileValue } from "../domain/custom-profile-fields.ts";
+import { botWatchers, formatBot } from "../queries/bots.ts";
+import { checkBotReactivation } from "./bots.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -123,7 +125,7 @@ export async function insertUser(trx: Db, services: Services, realm: Realm, inpu
  * built per viewer so that the real email address reaches only those who may
  * see it.
  */
-async function queueForRealmUsers(
+export async function queueForRealmUsers(
   db: Db,
   services: Services,
   pending: PendingEvents,
@@ -189,11 +191,7 @@ export async function createUser(services: Services, realm: Realm, actor: User |
         botType: input.isBot ? (input.botType ?? 1) : null,
         botOwnerId: input.isBot ? (input.botOwnerId ?? actor?.id ?? null) : null,
       });
-      await queueForRealmUsers(trx, services, pending, realm.id, user, (person) => ({ type: "realm_user", op: "add", person }));
-      // Then the system groups the account joined, so clients' member lists stay true.
-      const everyone = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
-      const groups = await trx.selectFrom("user_group_members").select("group_id").where("user_id", "=", user.id).orderBy("group_id").execute();
-      for (const { group_id } of groups) pending.add(realm.id, { type: "user_group", op: "add_members", group_id, user_ids: [user.id] }, everyone);
+      await announceNewUser(trx, services, pending, realm, user);
       if (input.channelIds === undefined) await subscribeToDefaultChannels(trx, services, realm, user, pending);
       else await subscribeNewUser(trx, services, realm, user, input.channelIds, pending);
       await input.alsoInTransaction?.(trx, pending, user);
@@ -204,6 +202,17 @@ export async function createUser(services: Services, realm: Realm, actor: User |
     if (await getUserByDeliveryEmail(db, realm.id, email)) throw alreadyInUse();
     throw error;
   }
+}
+
+/**
+ * A new account's events: realm_user add (per viewer, for email visibility),
+ * then the system groups it joined, so clients' member lists stay true.
+ */
+export async function announceNewUser(trx: Trx, services: Services, pending: PendingEvents, realm: Realm, user: User): Promise<void> {
+  await queueForRealmUsers(trx, services, pending, realm.id, user, (person) => ({ type: "realm_user", op: "add", person }));
+  const everyone = (await listActiveUsers(trx, realm.id)).map((u) => u.id);
+  const groups = await trx.selectFrom("user_group_members").select("group_id").where("user_id", "=", user.id).orderBy("group_id").execute();
+  for (const { group_id } of groups) pending.add(realm.id, { type: "user_group", op: "add_members", group_id, user_ids: [user.id] }, everyone);
 }
 
 /** Re-reads the target inside the transaction; checks it may be administered by `actor`. */
@@ -247,6 +256,21 @@ async function changeRole(trx: Trx, services: Services, pending: PendingEvents, 
   }
 }
 
+/**
+ * A role change requested by `actor` (PATCH /users/{id}, PATCH /bots/{id}),
+ * with Zulip's checks; the same role changes nothing.
+ */
+export async function changeRoleAsActor(trx: Trx, services: Services, pending: PendingEvents, realm: Realm, actor: User, target: User, role: number): Promise<void> {
+  if (role === target.role) return;
+  if ((isOwner(role) || isOwner(target.role)) && !isOwner(actor.role)) throw mustBeOwner();
+  if (!isAdmin(actor.role)) throw mustBeAdmin();
+  if (await isLastOwner(trx, target)) throw badRequest("The owner permission cannot be removed from the only organization owner.");
+  // A role decides which channels one may see (administrators: private ones; guests: fewer public ones).
+  const audiences = await metadataAudiences(trx, realm.id);
+  await changeRole(trx, services, pending, realm, target, role);
+  await announceAudienceChanges(trx, realm, audiences, services.now(), pending);
+}
+
 async function changeFullName(trx: Trx, pending: PendingEvents, realmId: number, target: User, fullName: string): Promise<void> {
   await trx.updateTable("users").set({ full_name: fullName }).where("id", "=", target.id).execute();
   await queueUserUpdate(trx, pending, realmId, { user_id: target.id, full_name: fullName });
@@ -264,22 +288,17 @@ export async function updateUser(services: Services, realm: Realm, actor: User, 
   const fullName = input.fullName !== undefined && input.fullName.trim() !== "" ? checkFullName(input.fullName) : undefined;
   await inRealmTransaction(services, realm.id, async (trx, pending) => {
     const target = await targetForAdmin(trx, realm, actor, targetId, true);
-    if (input.role !== undefined && input.role !== target.role) {
-      if ((isOwner(input.role) || isOwner(target.role)) && !isOwner(actor.role)) throw mustBeOwner();
-      if (!isAdmin(actor.role)) throw mustBeAdmin();
-      if (await isLastOwner(trx, target)) throw badRequest("The owner permission cannot be removed from the only organization owner.");
-      // A role decides which channels one may see (administrators: private ones; guests: fewer public ones).
-      const audiences = await metadataAudiences(trx, realm.id);
-      await changeRole(trx, services, pending, realm, target, input.role);
-      await announceAudienceChanges(trx, realm, audiences, services.now(), pending);
-    }
+    if (input.role !== undefined) await changeRoleAsActor(trx, services, pending, realm, actor, target, input.role);
     if (fullName !== undefined && fullName !== target.full_name) await changeFullName(trx, pending, realm.id, target, fullName);
     if (input.profileData !== undefined) await applyAdminProfileData(trx, services, pending, realm, actor, target, input.profileData);
   });
 }
 
-/** Deactivates an account and the bots it owns (as Zulip does). */
-async function deactivateWithBots(trx: Trx, pending: PendingEvents, realm: Realm, user: User): Promise<void> {
+/**
+ * Deactivates an account and the bots it owns (as Zulip does). Each bot
+ * deactivated is removed from its watchers' realm_bots (realm_bot remove).
+ */
+export async function deactivateWithBots(trx: Trx, pending: PendingEvents, realm: Realm, user: User): Promise<void> {
   await trx.updateTable("users").set({ is_active: false }).where("id", "=", user.id).execute();
   const owned = await trx
     .selectFrom("users")
@@ -293,6 +312,11 @@ async function deactivateWithBots(trx: Trx, pending: PendingEvents, realm: Realm
   // Signed-in browsers are signed out (a reactivated account signs in anew).
   await endUserSessions(trx, ids);
   for (const id of ids) await queueUserUpdate(trx, pending, realm.id, { user_id: id, is_active: false });
+  for (const id of ids) {
+    const bot = (await getUserById(trx, realm.id, id))!;
+    if (!bot.is_bot || bot.is_system_bot) continue;
+    pending.add(realm.id, { type: "realm_bot", op: "remove", bot: { user_id: bot.id, full_name: bot.full_name } }, await botWatchers(trx, bot));
+  }
   await queueSubscriberChanges(trx, pending, realm, ids, "peer_remove");
 }
 
@@ -355,10 +379,16 @@ export async function reactivateUser(services: Services, realm: Realm, actor: Us
   await inRealmTransaction(services, realm.id, async (trx, pending) => {
     const target = await targetForAdmin(trx, realm, actor, targetId, true);
     if (target.is_active) throw badRequest("User is already active");
+    // A bot comes back only where its creation would be allowed, and without taking an active account's name.
+    if (target.is_bot) await checkBotReactivation(trx, realm, actor, target);
     await trx.updateTable("users").set({ is_active: true }).where("id", "=", target.id).execute();
     // Queued after the write, so the reactivated user is among the recipients.
     await queueUserUpdate(trx, pending, realm.id, { user_id: target.id, is_active: true });
     await queueSubscriberChanges(trx, pending, realm, [target.id], "peer_add");
+    if (target.is_bot) {
+      const bot = (await getUserById(trx, realm.id, target.id))!;
+      pending.add(realm.id, { type: "realm_bot", op: "add", bot: await formatBot(trx, services.config.externalUrl, bot) }, await botWatchers(trx, bot));
+    }
   });
 }
 

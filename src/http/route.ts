@@ -253,6 +253,11 @@ function applyRateLimit(services: Services, reply: FastifyReply, key: string, ru
   if (result.limited) throw rateLimited(result.secondsToFreedom);
 }
 
+/** Zulip's api_by_user: an authenticated caller's calls (routes outside registerRoutes, such as incoming webhooks). */
+export function limitByUser(services: Services, reply: FastifyReply, userId: number): void {
+  applyRateLimit(services, reply, `user:${userId}`, apiByUserRule(services.config.apiRateLimitPerMinute));
+}
+
 /** Zulip's api_by_ip: unauthenticated calls (logins, invitation keys, server settings) per client address. */
 export function limitByIp(services: Services, request: FastifyRequest, reply: FastifyReply): void {
   applyRateLimit(services, reply, `ip:${request.ip}`, API_BY_IP_RULE);

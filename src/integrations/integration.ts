@@ -19,6 +19,13 @@ export interface WebhookRequest {
 export interface WebhookMessage {
   topic: string;
   content: string;
+  /**
+   * Zulip's complete_event_type for this message (e.g. Grafana's alert status,
+   * GitHub's "pull_request_opened"), matched against the `only_events` and
+   * `exclude_events` URL parameters (fnmatch patterns). Messages without one
+   * are never filtered.
+   */
+  eventType?: string;
 }
 
 export type WebhookResult =
@@ -36,5 +43,20 @@ export interface Integration {
   name: string;
   /** The display name used in Zulip's messages ("GitHub", "GitLab", …). */
   displayName: string;
+  /**
+   * Slack-compatible replies (slack_incoming): success bodies get `"ok": true`,
+   * and errors after authentication are `{"ok": false, "error": msg}` with
+   * the error's HTTP status, as Zulip's slack_error_handler answers.
+   */
+  slackResponses?: boolean;
   handle(request: WebhookRequest): WebhookResult;
+}
+
+/**
+ * The error Zulip gives when the body an integration needs is not JSON
+ * (InvalidJSONError: HTTP 400, code INVALID_JSON); the route also tells the
+ * bot's owner, as Zulip's notify_bot_owner_about_invalid_json does.
+ */
+export function malformedJson(): WebhookResult {
+  return { kind: "error", message: "Malformed JSON", code: "INVALID_JSON" };
 }

@@ -2,6 +2,7 @@
 // fetch_initial_state_data builds it. Each section uses the serializer that
 // the REST endpoints and the events use, so state and events agree.
 // Sections for features Parley does not have yet return Zulip's empty shape.
+import { botsForUser } from "./bots.ts";
 import type { Kysely } from "kysely";
 import { hasPermission, type Actor, type GroupSettingRule } from "../domain/group-settings.ts";
 import { CHANNEL_GROUP_SETTING_DEFAULTS, CHANNEL_GROUP_SETTING_RULES, hasMetadataAccess } from "../domain/channels.ts";
@@ -140,7 +141,8 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("realm_filters")) state.realm_filters = [];
   if (wants("realm_playgrounds")) state.realm_playgrounds = await realmPlaygrounds(db, realm.id);
   if (wants("realm_user")) Object.assign(state, await usersState(db, services, realm, user, actor, settings));
-  if (wants("realm_bot")) state.realm_bots = await botsState(db, services, realm, user);
+  if (wants("realm_bot")) state.realm_bots = await botsForUser(db, services.config.externalUrl, realm.id, user);
+  // Parley runs no embedded bots (Zulip's EMBEDDED_BOTS_ENABLED off), so none can be chosen.
   if (wants("realm_embedded_bots")) state.realm_embedded_bots = [];
   if (wants("realm_incoming_webhook_bots")) state.realm_incoming_webhook_bots = [];
   if (wants("recent_private_conversations")) state.recent_private_conversations = await recentPrivateConversations(db, user.id);
@@ -312,27 +314,6 @@ async function usersState(db: Db, services: Services, realm: Realm, user: User, 
     delivery_email: user.delivery_email,
     full_name: user.full_name,
   };
-}
-
-/** realm_bots: the bots the user owns (every bot for administrators). */
-async function botsState(db: Db, services: Services, realm: Realm, user: User): Promise<State[]> {
-  let query = db.selectFrom("users").selectAll().where("realm_id", "=", realm.id).where("is_bot", "=", true).where("is_system_bot", "=", false);
-  if (!isAdmin(user.role)) query = query.where("bot_owner_id", "=", user.id);
-  const bots = await query.orderBy("id").execute();
-  return bots.map((bot) => ({
-    user_id: bot.id,
-    full_name: bot.full_name,
-    bot_type: bot.bot_type,
-    is_active: bot.is_active,
-    api_key: bot.api_key,
-    default_sending_stream: null,
-    default_events_register_stream: null,
-    default_all_public_streams: false,
-    avatar_url: avatarUrl(services.config, bot),
-    owner_id: bot.bot_owner_id,
-    services: [],
-    email: bot.email,
-  }));
 }
 
 /**

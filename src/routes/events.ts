@@ -51,7 +51,7 @@ export const eventsRoutes = [
       event_types: param.json(check.nullable(check.list(check.string, { max: MAX_ITEMS_PER_REQUEST }))),
       fetch_event_types: param.json(check.nullable(check.list(check.string, { max: MAX_ITEMS_PER_REQUEST }))),
       narrow: param.json(narrowTerms).default([]),
-      all_public_streams: param.bool().default(false),
+      all_public_streams: param.bool(),
       client_capabilities: param.json(capabilities),
       apply_markdown: param.bool().default(false),
       client_gravatar: param.bool().default(true),

@@ -66,11 +66,15 @@ const FILE_ENDPOINTS: Readonly<Record<string, (config: Config) => FileLimit>> = 
   "/realm/icon": () => ({ maxBytes: maxUploadBytes(MAX_ICON_FILE_SIZE_MIB), tooLarge: () => imageFileTooLarge(MAX_ICON_FILE_SIZE_MIB) }),
 };
 
+/** Endpoints that take an avatar image along with other changes: a bot's creation and edit. */
+const BOT_AVATAR_ENDPOINTS: ReadonlySet<string> = new Set(["POST /bots", "PATCH /bots/:bot_id"]);
+
 function fileEndpoint(request: FastifyRequest): ((config: Config) => FileLimit) | undefined {
-  if (request.method !== "POST") return undefined;
-  // The same endpoint under /api/v1 and /json.
   const path = routePathOf(request.routeOptions.url);
-  return path !== undefined && Object.hasOwn(FILE_ENDPOINTS, path) ? FILE_ENDPOINTS[path] : undefined;
+  if (path === undefined) return undefined;
+  // The same endpoints under /api/v1 and /json.
+  if (BOT_AVATAR_ENDPOINTS.has(`${request.method} ${path}`)) return FILE_ENDPOINTS["/users/me/avatar"];
+  return request.method === "POST" && Object.hasOwn(FILE_ENDPOINTS, path) ? FILE_ENDPOINTS[path] : undefined;
 }
 
 /** The file limit of the endpoint a request goes to, if it is one that keeps files. */

@@ -23,6 +23,7 @@ import * as m0017 from "./migrations/0017_avatars.ts";
 import * as m0018 from "./migrations/0018_descriptions_playgrounds.ts";
 import * as m0019 from "./migrations/0019_submessages.ts";
 import * as m0020 from "./migrations/0020_sessions.ts";
+import * as m0021 from "./migrations/0021_bots.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -55,6 +56,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0018_descriptions_playgrounds": m0018,
   "0019_submessages": m0019,
   "0020_sessions": m0020,
+  "0021_bots": m0021,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {

@@ -50,6 +50,12 @@ export interface UserTable {
   date_joined: number;
   /** JSON object of personal settings that differ from the defaults in domain/user-settings. */
   settings: ColumnType<string, string | undefined, string>;
+  /** A bot's default channel for messages sent without one (Zulip's default_sending_stream); NULL otherwise. */
+  default_sending_stream_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A bot's default channel for event queues registered without a narrow; NULL otherwise. */
+  default_events_register_stream_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A bot's queues see every public channel's messages by default. */
+  default_all_public_streams: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** A group-setting value as stored: JSON text of a group ID or of {direct_members, direct_subgroups}. */
@@ -415,6 +421,35 @@ export interface PasswordResetTokenTable {
   expires_at: number;
 }
 
+/** An outgoing-webhook or embedded bot's service (Zulip's Service). */
+export interface BotServiceTable {
+  id: Generated<number>;
+  /** The bot. */
+  user_id: number;
+  /** service_name: for embedded bots, which bot of zulip_bots it runs. */
+  name: string;
+  /** payload_url: where outgoing-webhook requests go ('' for embedded bots). */
+  base_url: string;
+  /** Random secret sent as `token` with every outgoing-webhook request. */
+  token: string;
+  /** 1 generic (Zulip's format), 2 Slack-compatible. */
+  interface: ColumnType<number, number | undefined, number>;
+}
+
+/** One key of a bot's storage (Zulip's BotStorageData). */
+export interface BotStorageTable {
+  bot_user_id: number;
+  key: string;
+  value: string;
+}
+
+/** One key of an embedded bot's configuration (Zulip's BotConfigData). */
+export interface BotConfigTable {
+  bot_user_id: number;
+  key: string;
+  value: string;
+}
+
 export interface LoginFailureTable {
   key: string;
   window_start: number;
@@ -505,6 +540,9 @@ export interface Database {
   drafts: DraftTable;
   user_presence: UserPresenceTable;
   presence_sequences: PresenceSequenceTable;
+  bot_services: BotServiceTable;
+  bot_storage: BotStorageTable;
+  bot_config: BotConfigTable;
 }
 
 /**
@@ -516,6 +554,7 @@ export const BOOLEAN_COLUMNS: ReadonlySet<string> = new Set([
   "active",
   "audible_notifications",
   "deactivated",
+  "default_all_public_streams",
   "delivered",
   "desktop_notifications",
   "display_in_profile_summary",
@@ -548,6 +587,9 @@ export const BOOLEAN_COLUMNS: ReadonlySet<string> = new Set([
 export type Realm = Selectable<RealmTable>;
 export type NewRealm = Insertable<RealmTable>;
 export type User = Selectable<UserTable>;
+export type BotService = Selectable<BotServiceTable>;
+export type BotStorageRow = Selectable<BotStorageTable>;
+export type BotConfigRow = Selectable<BotConfigTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;
 export type UserGroup = Selectable<UserGroupTable>;
