@@ -47,6 +47,8 @@ export interface Config {
   pushServiceOrgKey: string | undefined;
   /** First retry delay for failed push-service requests; it doubles per attempt, capped at a minute. */
   pushRetryBaseMs: number;
+  /** How long an outgoing-webhook bot's server has to answer, whole reply included (Zulip's OUTGOING_WEBHOOK_TIMEOUT_SECONDS: 10). */
+  outgoingWebhookTimeoutMs: number;
   /** Zulip's RATE_LIMITING: false turns every limit off, login limits included (load tests, test suites). */
   rateLimiting: boolean;
   /** API calls per user per minute (Zulip's api_by_user rule: 200). */
@@ -149,6 +151,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     pushServiceOrgId: env.PUSH_SERVICE_ORG_ID || undefined,
     pushServiceOrgKey: env.PUSH_SERVICE_ORG_KEY || undefined,
     pushRetryBaseMs: intFrom(env, "PUSH_RETRY_BASE_MS", 1000, 1, 60_000),
+    outgoingWebhookTimeoutMs: intFrom(env, "OUTGOING_WEBHOOK_TIMEOUT_SECONDS", 10, 1, 600) * 1000,
     rateLimiting: boolFrom(env, "RATE_LIMITING", true),
     apiRateLimitPerMinute: intFrom(env, "API_RATE_LIMIT_PER_MINUTE", 200, 1, 1_000_000),
     trustedProxies: listFrom(env, "TRUSTED_PROXIES"),

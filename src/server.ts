@@ -12,6 +12,7 @@ import { renderDescription } from "./queries/markdown-context.ts";
 import { unixNow, type Services } from "./services.ts";
 import { startScheduledDelivery } from "./workers/scheduled-delivery.ts";
 import { startPushNotifications } from "./workers/push-notifications.ts";
+import { startOutgoingWebhooks } from "./workers/outgoing-webhooks.ts";
 
 export async function openConfiguredStorage(config: Config): Promise<Storage> {
   return openStorage({
@@ -50,6 +51,7 @@ export async function startServer(services: Services): Promise<RunningServer> {
   // network blip: a deep accept queue (the kernel caps it at somaxconn).
   const address = await app.listen({ host: services.config.host, port: services.config.port, backlog: 4096 });
   const delivery = startScheduledDelivery(services, (error) => app.log.error({ err: error }, "scheduled delivery failed"));
+  services.outgoingWebhooks = startOutgoingWebhooks(services, (error, what) => app.log.warn({ err: error }, what));
   if (services.config.pushServiceUrl !== undefined) services.push = startPushNotifications(services, (error, what) => app.log.warn({ err: error }, what));
   return {
     app,
@@ -57,6 +59,8 @@ export async function startServer(services: Services): Promise<RunningServer> {
     url: address,
     close: async () => {
       await delivery.stop();
+      await services.outgoingWebhooks?.stop();
+      services.outgoingWebhooks = undefined;
       await services.push?.stop();
       services.push = undefined;
       await app.close();

@@ -4,6 +4,7 @@ import type { Notifier } from "./events/notifier.ts";
 import type { EventQueues } from "./events/queues.ts";
 import type { MemoryRateLimiter } from "./rate-limit.ts";
 import type { Storage } from "./storage/database.ts";
+import type { OutgoingWebhooks } from "./workers/outgoing-webhooks.ts";
 import type { PushNotifications } from "./workers/push-notifications.ts";
 
 export interface Services {
@@ -18,6 +19,8 @@ export interface Services {
   now(): number;
   /** The mobile push worker, while the server runs with a push service configured. */
   push?: PushNotifications | undefined;
+  /** The outgoing-webhook worker, while the server runs; sends that queue a delivery wake it. */
+  outgoingWebhooks?: OutgoingWebhooks | undefined;
 }
 
 export function unixNow(): number {

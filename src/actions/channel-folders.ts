@@ -21,6 +21,7 @@ import {
 import { listActiveUsers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { ChannelFolder, Database, Realm, User } from "../storage/schema.ts";
+import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
 import { renderDescription } from "../queries/markdown-context.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -66,7 +67,7 @@ export async function createChannelFolder(services: Services, realm: Realm, acto
           realm_id: realm.id,
           name: input.name,
           description: input.description,
-          rendered_description: await renderDescription(trx, services.config, realm.id, input.description),
+          rendered_description: await renderDescription(trx, services.config, realm.id, input.description, await compiledLinkifiersFor(services.storage, trx, realm)),
           // Placeholder until the ID is known: a new folder sorts last, at its own ID.
           sort_order: 0,
           date_created: services.now(),
@@ -125,7 +126,7 @@ export async function updateChannelFolder(
       }
       if (changes.description !== undefined && changes.description !== folder.description) {
         update.description = changes.description;
-        update.rendered_description = await renderDescription(trx, services.config, realm.id, changes.description);
+        update.rendered_description = await renderDescription(trx, services.config, realm.id, changes.description, await compiledLinkifiersFor(services.storage, trx, realm));
         data.push({ description: update.description, rendered_description: update.rendered_description });
       }
       if (changes.isArchived !== undefined && changes.isArchived !== folder.is_archived) {

@@ -48,6 +48,7 @@ import { actorFor } from "./actor.ts";
 import { defaultChannelsEvent } from "./subscriptions.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import type { PendingEvents } from "../events/notifier.ts";
+import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
 import { renderDescription } from "../queries/markdown-context.ts";
 
 export interface SettingChange {
@@ -159,7 +160,7 @@ export async function updateChannel(services: Services, realm: Realm, user: User
     if (change.description !== undefined) {
       const description = checkChannelDescription(change.description);
       if (description !== channel.description) {
-        const rendered = await renderDescription(trx, services.config, realm.id, description);
+        const rendered = await renderDescription(trx, services.config, realm.id, description, await compiledLinkifiersFor(services.storage, trx, realm));
         Object.assign(updates, { description, rendered_description: rendered });
         events.push({ property: "description", value: description, extra: { rendered_description: rendered } });
       }

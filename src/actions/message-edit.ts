@@ -30,10 +30,11 @@ import { isAdmin, isGuest, Role } from "../domain/roles.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import type { CapabilityCondition, ClientEvent, PendingEvents } from "../events/notifier.ts";
-import { topicLinks } from "../markdown/links.ts";
+import { topicLinks, type CompiledLinkifiers } from "../markdown/render.ts";
 import { renderMarkdown } from "../markdown/render.ts";
 import { attachmentObjects, type ApiAttachment } from "../queries/attachments.ts";
 import { channelFacts, subscriberCounts, usersWithMetadataAccess } from "../queries/channels.ts";
+import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import { readableMessage, visibleTopicMessages } from "../queries/messages.ts";
 import type { Services } from "../services.ts";
@@ -126,6 +127,8 @@ interface Plan {
   toggle: ResolveToggle;
   channelChanged: boolean;
   actor: Actor;
+  /** The organization's linkifiers: for the new content and the new topic's topic_links. */
+  linkifiers: CompiledLinkifiers;
 }
 
 export async function updateMessage(services: Services, realm: Realm, editor: User, request: EditRequest): Promise<EditResult> {
@@ -227,6 +230,7 @@ async function checkEdit(services: Services, db: Trx, realm: Realm, settings: Re
 
   // 7. New content: rendered, with the mention rules of sending.
   let content: Plan["content"];
+  const linkifiers = await compiledLinkifiersFor(services.storage, db, realm);
   if (request.content !== undefined) {
     const raw = normalizeContent(request.content.trimEnd() === "" ? "(deleted)" : request.content, MAX_MESSAGE_LENGTH);
     const rendered = renderMarkdown(
@@ -234,6 +238,7 @@ async function checkEdit(services: Services, db: Trx, realm: Realm, settings: Re
       await markdownContextFor(db, services.config, realm.id, raw, {
         translateEmoticons: parseUserSettings(editor.settings).translate_emoticons,
         inlineImagePreview: settings.inline_image_preview,
+        linkifiers,
       }),
     );
     const participants = origChannel && rendered.topicWildcard ? await topicParticipants(db, origChannel.id, message.topic_key, message.sender_id) : new Set<number>();
@@ -262,7 +267,7 @@ async function checkEdit(services: Services, db: Trx, realm: Realm, settings: Re
     await checkChangeAllTimeLimit(db, actor, origChannel!, message.topic_key, settings, now, targetTopic !== undefined, streamId !== undefined);
   }
 
-  const plan: Plan = { message, origChannel, targetChannel, toggle, channelChanged: streamId !== undefined, actor };
+  const plan: Plan = { message, origChannel, targetChannel, toggle, channelChanged: streamId !== undefined, actor, linkifiers };
   if (content) plan.content = content;
   if (targetTopic !== undefined) plan.topic = targetTopic;
   return plan;
@@ -675,7 +680,7 @@ async function queueUpdateEvent(
   }
   const moving = plan.topic !== undefined || plan.channelChanged;
   if (moving) event.propagate_mode = propagateMode;
-  if (plan.topic !== undefined) event.topic_links = topicLinks(plan.topic);
+  if (plan.topic !== undefined) event.topic_links = topicLinks(plan.topic, plan.linkifiers);
   if (plan.channelChanged) event.new_stream_id = targetChannel!.id;
 
   const origForms = moving ? topicForms(message.topic, settings.empty_topic_display_name) : [{ topic: "", capability: [] }];

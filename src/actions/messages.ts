@@ -24,6 +24,7 @@ import {
   WILDCARD_MENTION_THRESHOLD,
 } from "../domain/messages.ts";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../domain/limits.ts";
+import { OUTGOING_WEBHOOK_BOT, serviceBotTriggers } from "../domain/outgoing-webhooks.ts";
 import { canAccessAllUsers, parseRealmSettings, REALM_GROUP_SETTING_RULES, type RealmSettings } from "../domain/realm-settings.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import { USER_GROUP_SETTING_RULES } from "../domain/user-groups.ts";
@@ -37,7 +38,9 @@ import { alertWordsByUser } from "../queries/alert-words.ts";
 import { mutingUserIds } from "../queries/muted-users.ts";
 import { attachmentObjects, canAccessAttachment, uploadSpaceUsed } from "../queries/attachments.ts";
 import { channelFacts } from "../queries/channels.ts";
+import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
+import type { MarkdownContext } from "../markdown/render.ts";
 import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type ApiSubmessage, type MessageLookups } from "../queries/messages.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import { usersSharingAConversation } from "../queries/users.ts";
@@ -46,6 +49,7 @@ import { inChunks, isStorableId, type Dialect, type Storage } from "../storage/d
 import type { Attachment, Channel, Database, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
+import { enqueueOutgoingWebhooks } from "./outgoing-webhooks.ts";
 import { setVisibilityPolicy } from "./user-topics.ts";
 
 type Db = Kysely<Database> | Trx;
@@ -66,6 +70,11 @@ export interface SendRequest {
   readBy?: ReadonlySet<number> | undefined;
   /** JSON text of an explicit widget (Zulip's undocumented widget_content); overrides a /poll or /todo in the content. */
   widgetContent?: string | undefined;
+  /**
+   * An outgoing-webhook bot's reply in the conversation that triggered it:
+   * no check that the bot may post in the channel (Zulip's skip_stream_access_check).
+   */
+  skipChannelAccessCheck?: boolean;
 }
 
 export interface SendResult {
@@ -91,6 +100,8 @@ interface Conversation {
   recipients: RecipientUser[];
   /** Direct messages: every participant, for display_recipient. */
   participants: RecipientUser[];
+  /** Direct messages: the outgoing-webhook bots among the recipients, the sender excepted. */
+  outgoingBotIds?: number[];
 }
 
 // No settings: reading every subscriber's settings JSON was a large part of a send to a big channel.
@@ -168,7 +179,9 @@ async function channelConversation(storage: Storage, db: Db, realm: Realm, setti
   const facts = { ...channelFacts(channel), name: channel.name };
   // A bot may post wherever its owner may read (Zulip lets bots post to their owner's private channels).
   const ownerSubscribed = owner !== undefined && subscriberRows.some((u) => u.id === owner.id);
-  if (!request.internal) checkCanPost(actor, facts, subscribed || (owner !== undefined && ownerSubscribed && hasContentAccess(owner, facts, true)), owner);
+  // An outgoing-webhook reply skips the posting checks, but an archived channel takes no messages at all.
+  if (request.skipChannelAccessCheck && channel.is_archived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
+  if (!request.internal && !request.skipChannelAccessCheck) checkCanPost(actor, facts, subscribed || (owner !== undefined && ownerSubscribed && hasContentAccess(owner, facts, true)), owner);
   checkTopicAllowed(topic, effectiveTopicsPolicy(channel.topics_policy, settings.topics_policy), settings.empty_topic_display_name);
 
   const recipientId = await recipientIdFor(storage, db, realm.id, { channelId: channel.id });
@@ -177,8 +190,8 @@ async function channelConversation(storage: Storage, db: Db, realm: Realm, setti
 
 async function directConversation(storage: Storage, db: Db, realm: Realm, settings: Readonly<RealmSettings>, sender: User, actor: Actor, request: SendRequest): Promise<Conversation> {
   const parsed = request.to === undefined ? { ids: [] } : parseDirectRecipients(request.to);
-  const select = db.selectFrom("users").select(RECIPIENT_COLUMNS).select(["users.is_system_bot", "users.email_key"]).where("users.realm_id", "=", realm.id);
-  let users: (RecipientUser & { is_system_bot: boolean; email_key: string })[];
+  const select = db.selectFrom("users").select(RECIPIENT_COLUMNS).select(["users.is_system_bot", "users.email_key", "users.bot_type"]).where("users.realm_id", "=", realm.id);
+  let users: (RecipientUser & { is_system_bot: boolean; email_key: string; bot_type: number | null })[];
   if ("ids" in parsed) {
     const storable = parsed.ids.filter(isStorableId);
     const rows = [];
@@ -206,7 +219,8 @@ async function directConversation(storage: Storage, db: Db, realm: Realm, settin
   if (!request.internal) await checkDirectMessagePermission(db, realm.id, settings, sender, actor, [...participants.values()], key);
   const recipientId = await recipientIdFor(storage, db, realm.id, { dmKey: key });
   const sorted = [...participants.values()].sort((a, b) => a.id - b.id);
-  return { recipientId, channel: null, topic: "", recipients: sorted, participants: sorted };
+  const outgoingBotIds = users.filter((u) => u.id !== sender.id && u.bot_type === OUTGOING_WEBHOOK_BOT).map((u) => u.id);
+  return { recipientId, channel: null, topic: "", recipients: sorted, participants: sorted, outgoingBotIds };
 }
 
 /**
@@ -390,19 +404,28 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
   // The widget submessage the message gets (Zulip's do_widget_post_save_actions); a look at the first character for most messages.
   const widget = request.widgetContent !== undefined ? parseWidgetContent(request.widgetContent) : widgetFromContent(content);
 
-  const rendered = renderMarkdown(
-    content,
-    await markdownContextFor(db, services.config, realm.id, content, {
-      translateEmoticons: parseUserSettings(sender.settings).translate_emoticons,
-      inlineImagePreview: settings.inline_image_preview,
-    }),
-  );
+  const linkifiers = await compiledLinkifiersFor(services.storage, db, realm);
+  const markdownContext = await markdownContextFor(db, services.config, realm.id, content, {
+    translateEmoticons: parseUserSettings(sender.settings).translate_emoticons,
+    inlineImagePreview: settings.inline_image_preview,
+    linkifiers,
+  });
+  const rendered = renderMarkdown(content, markdownContext);
   // @**topic** reaches only the topic's participants (Zulip's topic_participant_user_ids).
   const participants = channel && rendered.topicWildcard ? await topicParticipants(db, channel.id, topicKey, sender.id) : new Set<number>();
   if (channel && !request.internal) checkWildcardMentions(rendered, settings, actor, conversation.recipients.length, participants);
   const groupMentioned =
     rendered.mentionedGroupIds.length > 0 ? await groupMentionedUsers(db, realm.id, request.internal ? null : actor, rendered.mentionedGroupIds) : new Set<number>();
   const mentioned = new Set(rendered.mentionedUserIds);
+  // Outgoing-webhook bots this message triggers; no work for messages that mention or address no bot.
+  const serviceBots = sender.is_bot
+    ? []
+    : serviceBotTriggers({
+        senderIsBot: sender.is_bot,
+        isChannel: channel !== null,
+        mentionedBotIds: channel ? await mentionedOutgoingBots(db, channel, conversation.recipients, markdownContext, mentioned, groupMentioned) : [],
+        recipientBotIds: conversation.outgoingBotIds ?? [],
+      });
 
   const senderSubscription = channel
     ? await db.selectFrom("subscriptions").select("is_muted").where("user_id", "=", sender.id).where("channel_id", "=", channel.id).executeTakeFirst()
@@ -451,7 +474,41 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
     has_image: rendered.hasImage,
     has_link: rendered.hasLink,
   };
-  return { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget };
+  return { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget, serviceBots, linkifiers };
+}
+
+/**
+ * The outgoing-webhook bots a channel message mentions that can read the
+ * channel: named bots (the mention lookup already read their bot_type) that
+ * are subscribed or may read it unsubscribed, and subscribed bots of mentioned
+ * groups (Zulip considers only subscribers and directly named users).
+ */
+async function mentionedOutgoingBots(
+  db: Db,
+  channel: Channel,
+  subscribers: readonly RecipientUser[],
+  context: MarkdownContext,
+  mentioned: ReadonlySet<number>,
+  groupMentioned: ReadonlySet<number>,
+): Promise<number[]> {
+  const bots: number[] = [];
+  for (const id of mentioned) {
+    if (context.userById(id)?.botType !== OUTGOING_WEBHOOK_BOT) continue;
+    if (subscribers.some((u) => u.id === id)) {
+      bots.push(id);
+      continue;
+    }
+    const bot = await db.selectFrom("users").select(["id", "role"]).where("id", "=", id).executeTakeFirst();
+    if (bot && hasContentAccess(await actorFor(db, bot), channelFacts(channel), false)) bots.push(id);
+  }
+  if (groupMentioned.size > 0) {
+    const candidates = subscribers.filter((u) => u.is_bot && groupMentioned.has(u.id) && !mentioned.has(u.id)).map((u) => u.id);
+    for (const chunk of inChunks(candidates)) {
+      const rows = await db.selectFrom("users").select("id").where("id", "in", chunk).where("bot_type", "=", OUTGOING_WEBHOOK_BOT).execute();
+      bots.push(...rows.map((r) => r.id));
+    }
+  }
+  return bots;
 }
 
 /**
@@ -473,7 +530,7 @@ async function insertFlagRows(trx: Trx, dialect: Dialect, messageId: number, fla
 
 /** Writes a prepared message, its flags rows and links, and queues its events. */
 async function writeMessage(services: Services, trx: Trx, pending: PendingEvents, realm: Realm, sender: User, request: SendRequest, prepared: CheckedMessage): Promise<SendResult> {
-  const { settings, conversation, content, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget } = prepared;
+  const { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget, serviceBots, linkifiers } = prepared;
   const { channel, topic } = conversation;
   const now = newRow.date_sent;
   const { id: messageId } = await trx.insertInto("messages").values(newRow).returning("id").executeTakeFirstOrThrow();
@@ -514,6 +571,7 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
     ]),
     reactions: new Map(),
     submessages: new Map([[messageId, submessages]]),
+    linkifiers,
   };
   const message = formatMessage(services.config, row, lookups, 0, {
     applyMarkdown: true,
@@ -521,6 +579,14 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
     emptyTopicName: settings.empty_topic_display_name,
     editHistoryVisibility: "all",
   });
+  if (serviceBots.length > 0) {
+    await enqueueOutgoingWebhooks(services, trx, pending, realm.id, serviceBots, formatMessage(services.config, row, lookups, 0, {
+      applyMarkdown: false,
+      allowEmptyTopicName: true,
+      emptyTopicName: settings.empty_topic_display_name,
+      editHistoryVisibility: "all",
+    }), rendered.html);
+  }
   const { flags: _flags, ...eventMessage } = message;
   const flags: Record<number, string[]> = {};
   for (const [userId, bits] of flagsByUser) flags[userId] = flagNames(bits);

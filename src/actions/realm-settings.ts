@@ -28,6 +28,7 @@ import type { Realm, User } from "../storage/schema.ts";
 import { announceAudienceChanges } from "./channels.ts";
 import type { PendingEvents } from "../events/notifier.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
+import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
 import { renderDescription } from "../queries/markdown-context.ts";
 
 export { REALM_CHANNEL_SETTINGS };
@@ -71,7 +72,7 @@ export async function updateRealmSettings(services: Services, realm: Realm, acto
     }
     if (change.description !== undefined && change.description !== current.description) {
       rowUpdates.description = change.description;
-      rowUpdates.rendered_description = await renderDescription(trx, services.config, realm.id, change.description);
+      rowUpdates.rendered_description = await renderDescription(trx, services.config, realm.id, change.description, await compiledLinkifiersFor(services.storage, trx, realm));
       response.description = "updated";
       events.push({ property: "description", value: change.description });
     }

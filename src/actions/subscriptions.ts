@@ -51,6 +51,7 @@ import { actorFor } from "./actor.ts";
 import { sendNotificationBotMessage } from "./messages.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { getChannelFolder } from "../queries/channel-folders.ts";
+import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
 import { renderDescription } from "../queries/markdown-context.ts";
 
 
@@ -262,7 +263,7 @@ async function insertChannel(
       name: request.name,
       name_key: request.name.toLowerCase(),
       description,
-      rendered_description: await renderDescription(trx, services.config, realm.id, description),
+      rendered_description: await renderDescription(trx, services.config, realm.id, description, await compiledLinkifiersFor(services.storage, trx, realm)),
       date_created: now,
       creator_id: creator.id,
       invite_only: options.inviteOnly,

@@ -111,6 +111,23 @@ export function invalidJsonNotice(displayName: string): string {
 }
 
 /**
+ * Zulip's MISSING_EVENT_HEADER_MESSAGE, sent to the owner when an integration
+ * that reads its event type from a header (GitHub's X-GitHub-Event…) gets a
+ * request without it. Zulip names its support address; Parley has none
+ * configured, so it points at the server's administrators.
+ */
+export function missingHeaderNotice(botName: string, path: string, header: string, displayName: string): string {
+  return [
+    `Hi there!  Your bot ${botName} just sent an HTTP request to ${path} that`,
+    `is missing the HTTP ${header} header.  Because this header is how`,
+    `${displayName} indicates the event type, this usually indicates a configuration`,
+    "issue, where you either entered the URL for a different integration, or are running",
+    "an older version of the third-party service that doesn't provide that header.",
+    "Contact this server's administrators if you need help debugging!",
+  ].join("\n");
+}
+
+/**
  * Zulip's send_rate_limited_pm_notification_to_bot_owner: a direct message
  * from the Notification Bot to the bot's owner. The same notice is not sent
  * again within a minute (looked up in the messages themselves, so every

@@ -28,7 +28,7 @@ export const MAX_PRINCIPALS = 10_000;
  * Lists whose items are each checked or written with queries of their own:
  * channels to subscribe to or leave, subscription property changes,
  * invitation channels and groups, custom profile field values and orders,
- * channel folder orders, alert words, event types.
+ * channel folder orders, linkifier orders, alert words, event types.
  */
 export const MAX_ITEMS_PER_REQUEST = 1_000;
 /** Terms of a narrow: each is a condition of one statement (SQLite allows expressions 1,000 deep). */

@@ -129,6 +129,15 @@ export class LocalNotifier implements Notifier {
  */
 export class PendingEvents {
   readonly #items: Notification[] = [];
+  readonly #afterCommit: (() => void)[] = [];
+
+  /**
+   * Runs `callback` once the transaction has committed, after its events went
+   * out (never if it rolled back). It must not throw: the write is done.
+   */
+  afterCommit(callback: () => void): void {
+    this.#afterCommit.push(callback);
+  }
 
   add(realmId: number, event: ClientEvent, userIds: readonly number[], capability?: CapabilityConditions): void {
     if (userIds.length > 0) this.#items.push({ realmId, event, userIds, capability });
@@ -143,5 +152,6 @@ export class PendingEvents {
       if (message) notifier.notifyMessage(realmId, event, userIds, message);
       else notifier.notify(realmId, event, userIds, capability);
     }
+    for (const callback of this.#afterCommit.splice(0)) callback();
   }
 }

@@ -41,11 +41,10 @@ function attributes(config: Config, request: FastifyRequest): string {
   return `Path=/; HttpOnly; SameSite=Lax${isSecureRequest(config, request) ? "; Secure" : ""}`;
 }
 
-/** Gives the browser its session cookie, lasting until the session expires (`now`: the server's clock, UNIX seconds). */
-export function setSessionCookie(config: Config, request: FastifyRequest, reply: FastifyReply, token: string, expiresAt: number, now: number): void {
-  const maxAge = Math.max(0, expiresAt - now);
-  const expires = new Date(expiresAt * 1000).toUTCString();
-  reply.header("set-cookie", `${SESSION_COOKIE}=${token}; Max-Age=${maxAge}; Expires=${expires}; ${attributes(config, request)}`);
+/** Gives the browser a new session's cookie, lasting as long as the session (SESSION_AGE_SECONDS, to its expiry). */
+export function setSessionCookie(config: Config, request: FastifyRequest, reply: FastifyReply, session: { token: string; expiresAt: number }): void {
+  const expires = new Date(session.expiresAt * 1000).toUTCString();
+  reply.header("set-cookie", `${SESSION_COOKIE}=${session.token}; Max-Age=${config.sessionAgeSeconds}; Expires=${expires}; ${attributes(config, request)}`);
 }
 
 /** Tells the browser to forget its session cookie. */

@@ -376,18 +376,19 @@ export function rewriteLocalLink(href: string, realmUrl: string): string {
   return href;
 }
 
-// Zulip's topic_links: raw URLs in a topic name (realm linkifiers are not
-// supported here). URLs without a scheme get https://.
+// The raw URLs of Zulip's topic_links (markdown/linkifiers.ts adds the
+// linkifiers' links): the topic is split at spaces and !;),'" and each piece
+// searched on its own. URLs without a scheme get https://. `index` is where
+// the piece starts, which is what Zulip orders and compares them by.
 const TOPIC_SPLIT_RE = /[ !;),'"]/g;
 
-export function topicLinks(topic: string): { text: string; url: string }[] {
-  const out: { text: string; url: string }[] = [];
+export function topicUrlMatches(topic: string): { text: string; url: string; index: number }[] {
+  const out: { text: string; url: string; index: number }[] = [];
   let pos = 0;
   while (pos < topic.length) {
     TOPIC_SPLIT_RE.lastIndex = pos;
     const split = TOPIC_SPLIT_RE.exec(topic);
     const end = split ? split.index : topic.length;
-    // Each segment is searched on its own, as Zulip splits the topic first.
     const scanner = new UrlScanner(topic.slice(pos, end));
     for (let i = 0; i < scanner.src.length; i++) {
       if (i > 0 && !URL_BOUNDARY_RE.test(scanner.src[i - 1]!)) continue;
@@ -395,7 +396,7 @@ export function topicLinks(topic: string): { text: string; url: string }[] {
       if (m) {
         const text = m.url;
         const url = SCHEME_RE.test(text) ? text : "https://" + text;
-        out.push({ text, url });
+        out.push({ text, url, index: pos });
         break;
       }
     }

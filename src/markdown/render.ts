@@ -5,10 +5,11 @@
 
 import MarkdownIt from "markdown-it";
 import type { MarkdownContext, RenderedMessage } from "./types.ts";
-import { topicLinks as topicLinksImpl } from "./links.ts";
+import { topicLinks as topicLinksImpl, type CompiledLinkifiers } from "./linkifiers.ts";
 import { isFenceCandidate, zulipPlugin, type ZulipEnv } from "./zulip-rules.ts";
 
 export type { MarkdownContext, MentionUser, RenderedMessage } from "./types.ts";
+export { compileLinkifiers, type CompiledLinkifiers, type Linkifier } from "./linkifiers.ts";
 
 // One instance for the process: rules are set up once, per-message state
 // travels in `env`.
@@ -133,6 +134,7 @@ export function renderMarkdown(content: string, ctx: MarkdownContext): RenderedM
     linkDepth: 0,
     orderedListStarts: new Map(),
     scans: null,
+    linkifiers: ctx.linkifiers && ctx.linkifiers.length > 0 ? ctx.linkifiers : null,
   };
   const source = preprocess(content, zulip.orderedListStarts);
   const html = content.trim() === "" ? "" : md.render(source, { zulip }).trim();
@@ -202,7 +204,7 @@ export function referencedNames(content: string): {
   };
 }
 
-/** Zulip's topic_links: the URLs found in a topic name, as [{text, url}]. */
-export function topicLinks(topic: string): { text: string; url: string }[] {
-  return topicLinksImpl(topic);
+/** Zulip's topic_links: the organization's linkifiers' links and the raw URLs in a topic name, as [{text, url}]. */
+export function topicLinks(topic: string, linkifiers: CompiledLinkifiers = []): { text: string; url: string }[] {
+  return topicLinksImpl(topic, linkifiers);
 }

@@ -1,8 +1,12 @@
+import type { CompiledLinkifiers } from "./linkifiers.ts";
+
 export interface MentionUser {
   id: number;
   fullName: string;
   /** Deactivated users can still be named; their mentions render silent. Default true. */
   isActive?: boolean;
+  /** users.bot_type, when the lookup knows it (the send path uses it to spot outgoing-webhook bots). */
+  botType?: number | null;
 }
 
 export interface MarkdownContext {
@@ -26,6 +30,8 @@ export interface MarkdownContext {
    * URLs (the server must serve GET /thumbnail); false: `<img src>` is the image URL.
    */
   thumbnailImages?: boolean;
+  /** The organization's linkifiers, in order (markdown/linkifiers.ts compileLinkifiers). Default none. */
+  linkifiers?: CompiledLinkifiers;
 }
 
 export interface RenderedMessage {

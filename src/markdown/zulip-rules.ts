@@ -34,6 +34,7 @@ import {
   thumbnailUrl,
   UrlScanner,
 } from "./links.ts";
+import { linkifierMatches, type CompiledLinkifiers, type LinkifierMatch } from "./linkifiers.ts";
 import { parseTime } from "./time.ts";
 import type { MarkdownContext } from "./types.ts";
 
@@ -55,6 +56,8 @@ export interface ZulipEnv {
   orderedListStarts: Map<number, number>;
   /** What the inline rules learnt about the text being parsed (see scansOf). */
   scans: InlineScans | null;
+  /** The organization's linkifiers; null when it has none. */
+  linkifiers: CompiledLinkifiers | null;
 }
 
 function zenv(env: unknown): ZulipEnv | undefined {
@@ -138,6 +141,8 @@ interface InlineScans {
   gtAt: number;
   /** Index of the last "](" (-1: none, -2: not looked yet). */
   lastLinkClose: number;
+  /** The linkifiers' links in the text, by start (computed on first use). */
+  linkifiers?: { starts: number[]; byStart: Map<number, LinkifierMatch> };
 }
 
 function scansOf(state: StateInline): InlineScans {
@@ -200,8 +205,16 @@ function isStop(src: string, pos: number): boolean {
 
 function ruleText(state: StateInline, silent: boolean): boolean {
   let pos = state.pos;
-  const max = state.posMax;
+  let max = state.posMax;
   const src = state.src;
+  if (zenv(state.env)?.linkifiers) {
+    // A linkifier's link may start inside a word (after an opening quote or
+    // bracket, say): the text stops there so that ruleLinkifier is tried.
+    const starts = linkifiersOf(state).starts;
+    const next = starts[firstAbove(starts, pos - 1)];
+    if (next === pos) return false;
+    if (next !== undefined && next < max) max = next;
+  }
   while (pos < max && !isStop(src, pos)) pos++;
   if (pos === state.pos) return false;
   if (!silent) state.pending += src.slice(state.pos, pos);
@@ -619,6 +632,37 @@ function autolinkAt(state: StateInline, pos: number, silent: boolean): boolean {
     state.push("link_close", "a", -1).markup = "autolink";
   }
   state.pos = m.end;
+  return true;
+}
+
+// ---------------------------------------------------------------- inline: linkifiers
+
+/** The organization's linkifier links in the text being parsed, found once per text. */
+function linkifiersOf(state: StateInline): NonNullable<InlineScans["linkifiers"]> {
+  const scans = scansOf(state);
+  if (!scans.linkifiers) {
+    const matches = linkifierMatches(state.src, zenv(state.env)?.linkifiers ?? []);
+    scans.linkifiers = { starts: matches.map((m) => m.start), byStart: new Map(matches.map((m) => [m.start, m])) };
+  }
+  return scans.linkifiers;
+}
+
+// Zulip's LinkifierPattern: after code, mentions, channel links, links and
+// bare URLs (which take their text first), before emphasis and emoji. The
+// link text is the matched text as written.
+function ruleLinkifier(state: StateInline, silent: boolean): boolean {
+  const z = zenv(state.env);
+  if (!z?.linkifiers || inLinkText(state)) return false;
+  const match = linkifiersOf(state).byStart.get(state.pos);
+  if (!match || match.end > state.posMax) return false;
+  if (!silent) {
+    const open = state.push("link_open", "a", 1);
+    open.attrs = [["href", rewriteLocalLink(match.href, z.realmUrl)]];
+    const text = state.push("text", "", 0);
+    text.content = state.src.slice(match.start, match.end);
+    state.push("link_close", "a", -1);
+  }
+  state.pos = match.end;
   return true;
 }
 
@@ -1286,6 +1330,7 @@ export function zulipPlugin(md: MarkdownIt): void {
   inline.at("backticks", ruleBackticks);
   inline.at("emphasis", ruleEmphasis);
   inline.at("link", ruleLink);
+  inline.after("link", "zulip_linkifier", ruleLinkifier);
   inline.before("emphasis", "zulip_user_mention", ruleUserMention);
   inline.before("emphasis", "zulip_group_mention", ruleGroupMention);
   inline.before("emphasis", "zulip_tex", ruleTex);

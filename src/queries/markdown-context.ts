@@ -3,7 +3,7 @@
 // and the rendering of descriptions, which needs the same lookups.
 import type { Kysely, Transaction } from "kysely";
 import type { Config } from "../config.ts";
-import { referencedNames, renderMarkdown, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
+import { referencedNames, renderMarkdown, type CompiledLinkifiers, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
 import type { Database } from "../storage/schema.ts";
 import { isStorableId } from "../storage/database.ts";
 import { activeRealmEmojiByName } from "./realm-emoji.ts";
@@ -14,6 +14,8 @@ type Db = Kysely<Database> | Transaction<Database>;
 export interface RenderOptions {
   translateEmoticons?: boolean;
   inlineImagePreview?: boolean;
+  /** The organization's linkifiers (queries/linkifiers.ts compiledLinkifiersFor). */
+  linkifiers?: CompiledLinkifiers;
 }
 
 export async function markdownContextFor(db: Db, config: Pick<Config, "externalUrl">, realmId: number, content: string, options: RenderOptions = {}): Promise<MarkdownContext> {
@@ -26,7 +28,7 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
   // Custom emoji names are lowercase ASCII (domain/emoji.ts); colons may be shared (":a:b:"), hence the lookahead.
   const emojiNames = content.includes(":") ? [...new Set([...content.matchAll(/:([0-9a-z_-]+)(?=:)/g)].map((m) => m[1]!))] : [];
 
-  const activeUsers = db.selectFrom("users").select(["id", "full_name"]).where("realm_id", "=", realmId).where("is_active", "=", true);
+  const activeUsers = db.selectFrom("users").select(["id", "full_name", "bot_type"]).where("realm_id", "=", realmId).where("is_active", "=", true);
   const [usersByLowerName, usersByNameAsWritten, usersById, groups, channels, realmEmoji] = await Promise.all([
     // Two lookups, each on its own index, rather than one OR the planners answer by reading every user.
     userNames.length === 0 ? [] : activeUsers.where((eb) => eb.fn("lower", ["full_name"]), "in", userNames).execute(),
@@ -34,7 +36,7 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
     userNames.length === 0 ? [] : activeUsers.where("full_name", "in", names.userNames).execute(),
     userIds.length === 0
       ? []
-      : db.selectFrom("users").select(["id", "full_name"]).where("realm_id", "=", realmId).where("is_active", "=", true).where("id", "in", userIds).execute(),
+      : db.selectFrom("users").select(["id", "full_name", "bot_type"]).where("realm_id", "=", realmId).where("is_active", "=", true).where("id", "in", userIds).execute(),
     groupNames.length === 0
       ? []
       : db
@@ -54,9 +56,9 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
   const byName = new Map<string, MentionUser[]>();
   for (const u of usersByName) {
     const key = u.full_name.toLowerCase();
-    byName.set(key, [...(byName.get(key) ?? []), { id: u.id, fullName: u.full_name }]);
+    byName.set(key, [...(byName.get(key) ?? []), { id: u.id, fullName: u.full_name, botType: u.bot_type }]);
   }
-  const byId = new Map<number, MentionUser>([...usersByName, ...usersById].map((u) => [u.id, { id: u.id, fullName: u.full_name }]));
+  const byId = new Map<number, MentionUser>([...usersByName, ...usersById].map((u) => [u.id, { id: u.id, fullName: u.full_name, botType: u.bot_type }]));
   const groupByName = new Map(groups.map((g) => [g.name.toLowerCase(), g]));
   const channelByName = new Map(channels.map((c) => [c.name.toLowerCase(), c]));
   return {
@@ -75,9 +77,11 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
  * renderer without previews (Zulip's render_stream_description,
  * render_channel_folder_description and the realm's rendered description
  * all call markdown_convert with no_previews=True). Mentions, channel links,
- * emoji and the rest render as in messages; an empty description is "".
+ * emoji, the organization's linkifiers (when given: the migration that first
+ * rendered descriptions ran before linkifiers existed) and the rest render as
+ * in messages; an empty description is "".
  */
-export async function renderDescription(db: Db, config: Pick<Config, "externalUrl">, realmId: number, description: string): Promise<string> {
+export async function renderDescription(db: Db, config: Pick<Config, "externalUrl">, realmId: number, description: string, linkifiers?: CompiledLinkifiers): Promise<string> {
   if (description.trim() === "") return "";
-  return renderMarkdown(description, await markdownContextFor(db, config, realmId, description, { inlineImagePreview: false })).html;
+  return renderMarkdown(description, await markdownContextFor(db, config, realmId, description, { inlineImagePreview: false, linkifiers })).html;
 }

@@ -21,11 +21,12 @@ import {
 import { badNarrow, dmOperandItems, HAS_OPERANDS, IS_OPERANDS, MESSAGE_NARROW_OPERATORS, type NarrowTerm } from "../domain/narrow.ts";
 import { isGuest } from "../domain/roles.ts";
 import { ApiError, badRequest } from "../errors.ts";
-import { topicLinks } from "../markdown/render.ts";
+import { topicLinks, type CompiledLinkifiers } from "../markdown/render.ts";
 import { inChunks, isStorableId, isStorableText, type Dialect } from "../storage/database.ts";
 import type { Channel, Database, Message, Realm } from "../storage/schema.ts";
 import { channelFacts } from "./channels.ts";
 import type { AudienceChannel } from "./message-audience.ts";
+import { compiledLinkifiersFor } from "./linkifiers.ts";
 import { avatarUrl } from "./users.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -106,9 +107,23 @@ export interface MessageLookups {
   reactions: ReadonlyMap<number, ApiReaction[]>;
   /** Each message's submessages, in ID order (clients replay them in it). */
   submessages: ReadonlyMap<number, ApiSubmessage[]>;
+  /** The organization's linkifiers, for topic_links. */
+  linkifiers: CompiledLinkifiers;
 }
 
 export type MessageRow = Message & { dm_key?: string | null };
+
+/** topic_links once per topic of a page of messages (most share a few topics). */
+const topicLinksMemo = new WeakMap<MessageLookups, Map<string, { text: string; url: string }[]>>();
+
+function topicLinksOf(lookups: MessageLookups, topic: string): { text: string; url: string }[] {
+  if (lookups.linkifiers.length === 0) return topicLinks(topic);
+  let memo = topicLinksMemo.get(lookups);
+  if (!memo) topicLinksMemo.set(lookups, (memo = new Map()));
+  let links = memo.get(topic);
+  if (!links) memo.set(topic, (links = topicLinks(topic, lookups.linkifiers)));
+  return links;
+}
 
 /** The message object, as GET /messages and `message` events carry it. */
 export function formatMessage(config: Config, row: MessageRow, lookups: MessageLookups, flags: number | null, format: MessageFormat): ApiMessage {
@@ -131,7 +146,7 @@ export function formatMessage(config: Config, row: MessageRow, lookups: MessageL
     ...(isChannel ? { stream_id: row.channel_id! } : {}),
     subject: topic,
     topic,
-    topic_links: isChannel ? topicLinks(row.topic) : [],
+    topic_links: isChannel ? topicLinksOf(lookups, row.topic) : [],
     timestamp: row.date_sent,
     is_me_message: isMeMessage(row.content, row.rendered_content),
     reactions: lookups.reactions.get(row.id) ?? [],
@@ -173,6 +188,7 @@ export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly Me
     ids.length === 0 ? [] : submessagesOf(db, ids),
     senderIds.size === 0 ? [] : usersByIds(senderIds),
   ]);
+  const linkifiers = rows.some((r) => r.channel_id !== null) ? await compiledLinkifiersFor(db, db, realm) : [];
   const otherParticipants = new Set<number>();
   for (const r of dmRows) for (const id of dmKeyUserIds(r.dm_key!)) if (!senderIds.has(id)) otherParticipants.add(id);
   const users = otherParticipants.size === 0 ? senders : [...senders, ...(await usersByIds(otherParticipants))];
@@ -204,6 +220,7 @@ export async function loadMessageLookups(db: Db, realm: Realm, rows: readonly Me
     dmRecipients,
     reactions,
     submessages,
+    linkifiers,
   };
 }
 

@@ -37,6 +37,7 @@ import { mutedUsersOf } from "./muted-users.ts";
 import { userStatusState } from "./user-status.ts";
 import { navigationViewsOf } from "./navigation-views.ts";
 import { pushDevicesState } from "./push-devices.ts";
+import { realmLinkifiers } from "./linkifiers.ts";
 import { realmPlaygrounds } from "./playgrounds.ts";
 import { maxMessageId, mutedTopics, recentPrivateConversations, starredMessageIds, unreadMessages, userTopics } from "./message-state.ts";
 import { channelContext, channelFacts, defaultChannelIds, formatChannel, formatSubscription, listRealmChannels, subscriberIds, subscriptionsOfUser } from "./channels.ts";
@@ -137,7 +138,8 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   }
   if (wants("realm_domains")) state.realm_domains = [];
   if (wants("realm_emoji")) state.realm_emoji = await realmEmojiDict(db, realm.id);
-  if (wants("realm_linkifiers")) state.realm_linkifiers = [];
+  // Clients that do not understand URL templates get none (Zulip's linkifier_url_template capability).
+  if (wants("realm_linkifiers")) state.realm_linkifiers = request.capabilities.linkifier_url_template ? await realmLinkifiers(db, realm.id) : [];
   if (wants("realm_filters")) state.realm_filters = [];
   if (wants("realm_playgrounds")) state.realm_playgrounds = await realmPlaygrounds(db, realm.id);
   if (wants("realm_user")) Object.assign(state, await usersState(db, services, realm, user, actor, settings));

@@ -142,6 +142,8 @@ export const invitationRoutes = [
     method: "POST",
     path: "/invites/join/:key",
     auth: "none",
+    // Its reply holds the new account's API key, which never reaches a page: browsers sign up at /join/{key}/.
+    surface: "api",
     params: {
       key: param.string().required(),
       full_name: param.string().required(),
@@ -202,7 +204,7 @@ export function joinPageRoutes(app: FastifyInstance, services: Services, methods
         email: field("email"),
       });
       const session = await createSession(services, created.user_id);
-      setSessionCookie(services.config, request, reply, session.token, session.expiresAt, services.now());
+      setSessionCookie(services.config, request, reply, session);
       // 303: the browser GETs the app rather than posting the form again.
       return reply.redirect("/", 303);
     } catch (e) {

@@ -11,6 +11,7 @@ import { ApiError, badRequest, incompatibleParameters } from "../errors.ts";
 import { check, param, type Validator } from "../http/params.ts";
 import { defineRoute, type ApiRequest } from "../http/route.ts";
 import { renderMarkdown } from "../markdown/render.ts";
+import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import { readReceipts } from "../queries/read-receipts.ts";
 import { accessibleMessage, channelTopics, fetchMessages, fetchMessagesByIds, formatMessage, loadMessageLookups, matchingMessages, type Anchor, type MessageFormat } from "../queries/messages.ts";
@@ -165,7 +166,9 @@ export const messageRoutes = [
     params: { content: param.string().required() },
     handler: async (request, p) => {
       checkRenderContent(p.content, MAX_MESSAGE_LENGTH);
-      const context = await markdownContextFor(request.services.storage.db, request.services.config, request.realm.id, p.content);
+      const db = request.services.storage.db;
+      const linkifiers = await compiledLinkifiersFor(request.services.storage, db, request.realm);
+      const context = await markdownContextFor(db, request.services.config, request.realm.id, p.content, { linkifiers });
       return { rendered: renderMarkdown(p.content, context).html };
     },
   }),

@@ -89,7 +89,7 @@ export function passwordResetPageRoutes(app: FastifyInstance, services: Services
     const password = formField(request.body, "new_password") ?? "";
     const result = await resetPassword(services, token, password, formField(request.body, "new_password_confirm") ?? "");
     if (result.ok) {
-      setSessionCookie(services.config, request, reply, result.session.token, result.session.expiresAt, services.now());
+      setSessionCookie(services.config, request, reply, result.session);
       return reply.redirect("/", 303);
     }
     if ("invalidLink" in result) return invalidLink(reply);

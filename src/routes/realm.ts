@@ -1,7 +1,10 @@
+import { addLinkifier, removeLinkifier, reorderLinkifiers, updateLinkifier } from "../actions/linkifiers.ts";
 import { addPlayground, removePlayground } from "../actions/playgrounds.ts";
+import { realmLinkifiers } from "../queries/linkifiers.ts";
 import { REALM_CHANNEL_SETTINGS, updateRealmSettings, updateUserSettingsDefaults, type PlainRealmChange } from "../actions/realm-settings.ts";
 import { checkPygmentsLanguage } from "../domain/playgrounds.ts";
 import { REALM_GROUP_SETTING_DEFAULTS, type RealmGroupSettingName } from "../domain/realm-settings.ts";
+import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
 import { LANGUAGES } from "../domain/user-settings.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { check, param, type Param, type Validator } from "../http/params.ts";
@@ -167,6 +170,58 @@ export const realmRoutes = [
     params: { playground_id: param.int().required() },
     handler: async ({ services, realm }, p) => {
       await removePlayground(services, realm, p.playground_id);
+    },
+  }),
+
+  // Linkifiers (Zulip's realm_linkifiers views): anyone may list them; changes
+  // are for administrators, checked before the parameters. Values are stripped
+  // as Zulip's actions do.
+  defineRoute({
+    method: "GET",
+    path: "/realm/linkifiers",
+    auth: "api",
+    params: {},
+    handler: async ({ services, realm }) => ({ linkifiers: await realmLinkifiers(services.storage.db, realm.id) }),
+  }),
+  defineRoute({
+    method: "POST",
+    path: "/realm/filters",
+    auth: "api",
+    adminOnly: true,
+    params: { pattern: param.string().required(), url_template: param.string().required() },
+    handler: async ({ services, realm }, p) => {
+      const id = await addLinkifier(services, realm, { pattern: pythonStrip(p.pattern), urlTemplate: pythonStrip(p.url_template) });
+      return { id };
+    },
+  }),
+  defineRoute({
+    method: "PATCH",
+    path: "/realm/filters/:filter_id",
+    auth: "api",
+    adminOnly: true,
+    params: { filter_id: param.int().required(), pattern: param.string().required(), url_template: param.string().required() },
+    handler: async ({ services, realm }, p) => {
+      await updateLinkifier(services, realm, p.filter_id, { pattern: pythonStrip(p.pattern), urlTemplate: pythonStrip(p.url_template) });
+    },
+  }),
+  defineRoute({
+    method: "DELETE",
+    path: "/realm/filters/:filter_id",
+    auth: "api",
+    adminOnly: true,
+    params: { filter_id: param.int().required() },
+    handler: async ({ services, realm }, p) => {
+      await removeLinkifier(services, realm, p.filter_id);
+    },
+  }),
+  defineRoute({
+    method: "PATCH",
+    path: "/realm/linkifiers",
+    auth: "api",
+    adminOnly: true,
+    params: { ordered_linkifier_ids: param.json(check.list(check.int, { max: MAX_ITEMS_PER_REQUEST })).required() },
+    handler: async ({ services, realm }, p) => {
+      await reorderLinkifiers(services, realm, p.ordered_linkifier_ids);
     },
   }),
 ];

@@ -23,7 +23,7 @@ export const sessionRoutes = [
       const previous = sessionToken(http);
       if (previous !== undefined) await endSession(services, hashToken(previous));
       const session = await createSession(services, grant.user_id);
-      setSessionCookie(services.config, http, reply, session.token, session.expiresAt, services.now());
+      setSessionCookie(services.config, http, reply, session);
       return { user_id: grant.user_id, email: grant.email, csrf_token: session.csrfToken };
     },
   }),

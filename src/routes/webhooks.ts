@@ -7,7 +7,7 @@
 // payload into messages (src/integrations); actions/webhooks.ts sends them.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { authenticateApiKey } from "../actions/auth.ts";
-import { authenticateWebhookKey, deliverWebhookMessages, invalidJsonNotice, missingApiKey, notifyBotOwner, unsupportedEventMessage } from "../actions/webhooks.ts";
+import { authenticateWebhookKey, deliverWebhookMessages, invalidJsonNotice, missingApiKey, missingHeaderNotice, notifyBotOwner, unsupportedEventMessage } from "../actions/webhooks.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { API_PREFIX, basicCredentials, limitByIp, limitByUser, type MethodTable } from "../http/route.ts";
 import { errorBody } from "../http/transport.ts";
@@ -109,6 +109,10 @@ async function handleWebhook(services: Services, request: FastifyRequest<{ Param
         return success(reply, integration, unsupportedEventMessage(result.event, integration.displayName));
       case "error":
         if (result.code === "INVALID_JSON") await notifyBotOwner(services, realm, user, invalidJsonNotice(integration.displayName));
+        if (result.code === "MISSING_HTTP_EVENT_HEADER" && typeof result.extra?.header === "string") {
+          const path = request.url.split("?")[0]!;
+          await notifyBotOwner(services, realm, user, missingHeaderNotice(user.full_name, path, result.extra.header, integration.displayName));
+        }
         throw new ApiError(result.status ?? 400, result.code ?? "BAD_REQUEST", result.message, result.extra ?? {});
       case "messages": {
         const wanted = result.messages.filter((m) => wantedEvent(m, onlyEvents, excludeEvents));

@@ -24,6 +24,8 @@ import * as m0018 from "./migrations/0018_descriptions_playgrounds.ts";
 import * as m0019 from "./migrations/0019_submessages.ts";
 import * as m0020 from "./migrations/0020_sessions.ts";
 import * as m0021 from "./migrations/0021_bots.ts";
+import * as m0022 from "./migrations/0022_outgoing_webhooks.ts";
+import * as m0023 from "./migrations/0023_linkifiers.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -57,6 +59,8 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0019_submessages": m0019,
   "0020_sessions": m0020,
   "0021_bots": m0021,
+  "0022_outgoing_webhooks": m0022,
+  "0023_linkifiers": m0023,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {

@@ -19,6 +19,8 @@ export interface RealmTable {
   icon_source: ColumnType<string, string | undefined, string>;
   /** Incremented by every icon change: the ?version= of the icon's URL. */
   icon_version: ColumnType<number, number | undefined, number>;
+  /** Incremented by every linkifier change: what keeps per-process compiled linkifiers current (queries/linkifiers.ts). */
+  linkifiers_version: ColumnType<number, number | undefined, number>;
 }
 
 export interface UserTable {
@@ -243,6 +245,18 @@ export interface AlertWordTable {
 }
 
 /** Zulip's RealmPlayground: where to open code blocks of a language. */
+/** Zulip's RealmFilter: a linkifier. */
+export interface RealmLinkifierTable {
+  id: Generated<number>;
+  realm_id: number;
+  /** An RE2 regular expression whose named groups are the template's variables. */
+  pattern: string;
+  /** RFC 6570 URL template. */
+  url_template: string;
+  /** Linkifiers apply by ascending order, then ID. */
+  order: ColumnType<number, number | undefined, number>;
+}
+
 export interface RealmPlaygroundTable {
   id: Generated<number>;
   realm_id: number;
@@ -450,6 +464,24 @@ export interface BotConfigTable {
   value: string;
 }
 
+/** A delivery waiting in the outgoing-webhook queue (migration 0022). */
+export interface OutgoingWebhookJobTable {
+  id: Generated<number>;
+  realm_id: number;
+  /** The outgoing-webhook bot whose services get the request. */
+  bot_id: number;
+  message_id: number;
+  /** "mention" or "direct_message". */
+  trigger: string;
+  /** JSON of the message object as it was sent. */
+  message: string;
+  /** Failed attempts so far that may be retried (timeouts, connection errors). */
+  failed_tries: ColumnType<number, number | undefined, number>;
+  /** UNIX seconds from which a worker may take it; a claim moves it to the end of the lease. */
+  available_at: number;
+  created_at: number;
+}
+
 export interface LoginFailureTable {
   key: string;
   window_start: number;
@@ -523,6 +555,7 @@ export interface Database {
   alert_words: AlertWordTable;
   realm_emoji: RealmEmojiTable;
   realm_playgrounds: RealmPlaygroundTable;
+  realm_linkifiers: RealmLinkifierTable;
   scheduled_messages: ScheduledMessageTable;
   saved_snippets: SavedSnippetTable;
   navigation_views: NavigationViewTable;
@@ -543,6 +576,7 @@ export interface Database {
   bot_services: BotServiceTable;
   bot_storage: BotStorageTable;
   bot_config: BotConfigTable;
+  outgoing_webhook_jobs: OutgoingWebhookJobTable;
 }
 
 /**
@@ -591,6 +625,7 @@ export type BotService = Selectable<BotServiceTable>;
 export type BotStorageRow = Selectable<BotStorageTable>;
 export type BotConfigRow = Selectable<BotConfigTable>;
 export type NewUser = Insertable<UserTable>;
+export type OutgoingWebhookJob = Selectable<OutgoingWebhookJobTable>;
 export type UserUpdate = Updateable<UserTable>;
 export type UserGroup = Selectable<UserGroupTable>;
 export type Channel = Selectable<ChannelTable>;
