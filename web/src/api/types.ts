@@ -29,6 +29,16 @@ export interface Message {
   reactions: Reaction[];
   last_edit_timestamp?: number;
   last_moved_timestamp?: number;
+  /** Widget data (polls, todo lists): the first is the widget, the rest its votes, tasks… */
+  submessages?: Submessage[];
+}
+
+export interface Submessage {
+  id: number;
+  message_id: number;
+  sender_id: number;
+  msg_type: string;
+  content: string;
 }
 
 export interface User {

@@ -17,6 +17,7 @@ import { topicsStore } from "./topics.ts";
 import { typingStore } from "./typing.ts";
 import { unreadsStore } from "./unreads.ts";
 import { usersStore, useUsers } from "./users.ts";
+import { widgetsStore } from "./widgets.ts";
 
 export function applyEvent(event: ServerEvent): void {
   const selfId = useUsers.getState().selfId;
@@ -79,6 +80,9 @@ export function applyEvent(event: ServerEvent): void {
         reaction_type: event.reaction_type,
         user_id: event.user_id,
       });
+      break;
+    case "submessage":
+      widgetsStore.add({ id: event.submessage_id, message_id: event.message_id, sender_id: event.sender_id, msg_type: event.msg_type, content: event.content });
       break;
     case "typing":
       typingStore.apply(event as unknown as Parameters<typeof typingStore.apply>[0], selfId);

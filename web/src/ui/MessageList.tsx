@@ -17,9 +17,11 @@ import { topicDisplayName } from "../model/realm.ts";
 import { unreadsStore, useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
 import { Avatar } from "./Avatar.tsx";
+import { ReactionGlyph } from "./Emoji.tsx";
 import { MessageControls } from "./MessageActions.tsx";
 import { MessageEditor } from "./MessageEditor.tsx";
-import { emojiFromCode, prepareHtml } from "./rendered.ts";
+import { prepareHtml } from "./rendered.ts";
+import { MessageWidget } from "./Widgets.tsx";
 
 interface Row {
   key: string;
@@ -103,7 +105,6 @@ function Reactions({ message, selfId }: { message: Message; selfId: number }) {
     <div className="reactions">
       {groups.map(({ reaction, users }) => {
         const mine = users.includes(selfId);
-        const glyph = reaction.reaction_type === "unicode_emoji" ? (emojiFromCode(reaction.emoji_code) ?? `:${reaction.emoji_name}:`) : `:${reaction.emoji_name}:`;
         return (
           <button
             type="button"
@@ -114,7 +115,7 @@ function Reactions({ message, selfId }: { message: Message; selfId: number }) {
             aria-label={`${reaction.emoji_name}: ${users.length}`}
             onClick={() => toggle(reaction, mine)}
           >
-            <span aria-hidden="true">{glyph}</span> {users.length}
+            <ReactionGlyph reaction={reaction} /> {users.length}
           </button>
         );
       })}
@@ -157,7 +158,13 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
               {format(time, "HH:mm")}
             </time>
           )}
-          {editing ? <MessageEditor message={message} /> : <div className="message_content rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />}
+          {editing ? (
+            <MessageEditor message={message} />
+          ) : (
+            <MessageWidget message={message} selfId={selfId}>
+              <div className="message_content rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />
+            </MessageWidget>
+          )}
           {!row.showSender && message.last_edit_timestamp !== undefined && <span className="edited">(edited)</span>}
           {!row.showSender && message.flags.includes("starred") && (
             <span className="starred side" aria-label="Starred">

@@ -26,6 +26,14 @@ export function prepareHtml(html: string, selfId: number, mentionsMe: boolean): 
     if (mention.classList.contains("silent")) continue;
     if (id === String(selfId) || ((isWildcard || mention.classList.contains("user-group-mention")) && mentionsMe)) mention.classList.add("user-mention-me");
   }
+  for (const header of root.querySelectorAll<HTMLElement>(".spoiler-header")) {
+    header.tabIndex = 0;
+    header.setAttribute("role", "button");
+    header.setAttribute("aria-expanded", "false");
+  }
+  for (const img of root.querySelectorAll<HTMLImageElement>(".message_inline_image img")) {
+    if (!img.alt) img.alt = img.closest("a")?.title || "Image";
+  }
   for (const time of root.querySelectorAll<HTMLTimeElement>("time[datetime]")) {
     const date = new Date(time.dateTime);
     if (!Number.isNaN(date.getTime())) time.textContent = format(date, "EEE, MMM d, yyyy, HH:mm");
