@@ -259,7 +259,7 @@ async function serve(t: TestContext, db: FreshDb, extraEnv: Env = {}): Promise<S
 
 // ---- tests ------------------------------------------------------------------
 
-test("init --json prints one JSON object with the owner's credentials; a second init fails", { timeout: 60_000 }, async (t) => {
+test("init --json prints one JSON object with the owner's credentials; a second init fails", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   const result = await ok(db, ["init", "--org-name", "Acme", "--owner-email", OWNER.email, "--owner-password", OWNER.password, "--json"]);
   const body = singleJson(result.stdout);
@@ -296,7 +296,7 @@ test("init --json prints one JSON object with the owner's credentials; a second 
   assert.equal(key.stdout, `${body.api_key}\n`);
 });
 
-test("init without --json prints the credentials and a zuliprc", { timeout: 60_000 }, async (t) => {
+test("init without --json prints the credentials and a zuliprc", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   const env = { EXTERNAL_URL: "https://chat.acme.example" };
   const result = await ok(db, ["init", "--org-name", "Acme", "--owner-email", OWNER.email, "--owner-password", OWNER.password, "--owner-name", "Bea Boss"], env);
@@ -314,7 +314,7 @@ test("init without --json prints the credentials and a zuliprc", { timeout: 60_0
   assert.equal(json.api_key, key);
 });
 
-test("create-user: members, bots, bad roles, missing options, no organization, duplicates", { timeout: 60_000 }, async (t) => {
+test("create-user: members, bots, bad roles, missing options, no organization, duplicates", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   const userArgs = ["--email", "a@acme.example", "--full-name", "Ann Example", "--password", "pw123456"];
 
@@ -363,7 +363,7 @@ test("create-user: members, bots, bad roles, missing options, no organization, d
   assert.equal((await ok(db, ["api-key", "--email", "a@acme.example"])).stdout, `${ann.api_key}\n`);
 });
 
-test("api-key prints a user's key, as JSON or bare; unknown emails are usage errors", { timeout: 60_000 }, async (t) => {
+test("api-key prints a user's key, as JSON or bare; unknown emails are usage errors", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
 
   const early = await cli(db, ["api-key", "--email", OWNER.email]);
@@ -385,7 +385,7 @@ test("api-key prints a user's key, as JSON or bare; unknown emails are usage err
   assertUsage(missing, /--email is required/);
 });
 
-test("migrate succeeds, and again on a migrated database", { timeout: 60_000 }, async (t) => {
+test("migrate succeeds, and again on a migrated database", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   const first = await ok(db, ["migrate"]);
   assert.match(first.stdout, /^.+\n$/);
@@ -398,7 +398,7 @@ test("migrate succeeds, and again on a migrated database", { timeout: 60_000 }, 
   await ok(db, ["migrate"]);
 });
 
-test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdout", { timeout: 60_000 }, async (t) => {
+test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdout", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   const [none, unknown, bogus, serveArgs, initMissing, help, dashH] = await Promise.all([
     cli(db, []),
@@ -426,7 +426,7 @@ test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdou
   assert.ok(none.stderr.endsWith(help.stdout), describe(none));
 });
 
-test("serve creates the organization once, answers the API, stops cleanly on SIGTERM/SIGINT, and persists", { timeout: 60_000 }, async (t) => {
+test("serve creates the organization once, answers the API, stops cleanly on SIGTERM/SIGINT, and persists", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   const ownerEmail = "o@acme.example";
   const env = { OWNER_EMAIL: ownerEmail, ORG_NAME: "Serve Org", EXTERNAL_URL: "http://chat.acme.example" };
@@ -493,7 +493,7 @@ test("serve creates the organization once, answers the API, stops cleanly on SIG
   assert.equal((await ok(db, ["api-key", "--email", ownerEmail])).stdout, `${apiKey}\n`);
 });
 
-test("users made with init and create-user can use a running server", { timeout: 60_000 }, async (t) => {
+test("users made with init and create-user can use a running server", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   const owner = await initOrg(db);
   const member = singleJson(
@@ -539,7 +539,7 @@ test("users made with init and create-user can use a running server", { timeout:
   assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null }, `stderr:\n${server.stderr()}`);
 });
 
-test("the installed bin runs the compiled CLI (what npx parley and npm start use)", { timeout: 60_000 }, async (t) => {
+test("the installed bin runs the compiled CLI (what npx parley and npm start use)", { timeout: 180_000 }, async (t) => {
   // npm test builds dist/ before running the suite.
   assert.ok(fs.existsSync(path.join(ROOT, "dist", "cli.js")), "dist/cli.js is missing: run npm run build");
   const db = freshDb(t);
@@ -553,7 +553,7 @@ test("the installed bin runs the compiled CLI (what npx parley and npm start use
   assert.equal(key, init.api_key);
 });
 
-test("create-user --bot takes no password; a human needs one", { timeout: 60_000 }, async (t) => {
+test("create-user --bot takes no password; a human needs one", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   await ok(db, ["init", "--org-name", "Acme", "--owner-email", "boss@acme.example", "--owner-password", "s3cretpw"]);
   const bot = JSON.parse((await ok(db, ["create-user", "--email", "b@acme.example", "--full-name", "Bee Bot", "--bot", "--json"])).stdout);
@@ -562,7 +562,7 @@ test("create-user --bot takes no password; a human needs one", { timeout: 60_000
   assertUsage(await cli(db, ["create-user", "--email", "d@acme.example", "--full-name", "Dee Human"]), /--password is required/);
 });
 
-test("an unreachable database is reported in one line, exit 1", { timeout: 60_000 }, async (t) => {
+test("an unreachable database is reported in one line, exit 1", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   // Port 1 on loopback: nothing listens there.
   const result = await cli(db, ["migrate"], { DATABASE_URL: "postgres://postgres@127.0.0.1:1/test" });
@@ -571,7 +571,7 @@ test("an unreachable database is reported in one line, exit 1", { timeout: 60_00
   assert.equal(result.stderr.trim().split("\n").length, 1, describe(result));
 });
 
-test("SIGTERM lets a request already in flight finish, then exits 0", { timeout: 60_000 }, async (t) => {
+test("SIGTERM lets a request already in flight finish, then exits 0", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   const owner = await initOrg(db);
   const server = await serve(t, db);
