@@ -66,17 +66,18 @@ export class BrowserHarness {
     return page;
   }
 
-  async logIn(page: Page, user: TestUser): Promise<void> {
-    await page.goto(this.t.url + "/");
+  /** Signs in through the sign-in page, opening `hash` (e.g. "#inbox") afterwards. */
+  async logIn(page: Page, user: TestUser, hash = ""): Promise<void> {
+    await page.goto(this.t.url + "/" + hash);
     await page.getByLabel("Email").fill(user.email);
     await page.getByLabel("Password").fill(user.password);
     await page.getByRole("button", { name: "Log in" }).click();
     await sidebar(page).waitFor();
   }
 
-  async createChannel(name: string, members: TestUser[]): Promise<number> {
+  async createChannel(name: string, members: TestUser[], options: Record<string, unknown> = {}): Promise<number> {
     const t = this.t;
-    assertSuccess(await t.api(t.users.admin, "POST", "/users/me/subscriptions", { subscriptions: [{ name }], principals: members.map((u) => u.id) }));
+    assertSuccess(await t.api(t.users.admin, "POST", "/users/me/subscriptions", { subscriptions: [{ name }], principals: members.map((u) => u.id), ...options }));
     return assertSuccess(await t.api(t.users.admin, "GET", "/get_stream_id", { stream: name })).stream_id as number;
   }
 

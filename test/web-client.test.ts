@@ -7,88 +7,24 @@
 // Chromium comes from the system (`apt-get install chromium`); Playwright's
 // own browser download is not used. Without it this file fails, loudly.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
-import { WEB_CLIENT_DIR } from "../src/routes/web-client.ts";
-import { assertSuccess, startTestApp, type TestApp, type TestUser } from "./helpers.ts";
+import type { Page } from "playwright-core";
+import { BrowserHarness, channelLink, ROOT, sidebar, waitFor } from "./browser.ts";
+import { assertSuccess, type TestApp, type TestUser } from "./helpers.ts";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
-/** Generous: two cores shared by many processes. */
-const WAIT = 15_000;
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : fs.statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds the client when dist/web is missing or older than web/'s sources. */
-function ensureClientBuilt(): void {
-  const index = path.join(WEB_CLIENT_DIR, "index.html");
-  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= newestMtime(path.join(ROOT, "web"))) return;
-  execFileSync(process.execPath, [path.join(ROOT, "node_modules/vite/bin/vite.js"), "build", "--config", "web/vite.config.ts", "--logLevel", "warn"], {
-    cwd: ROOT,
-    stdio: "inherit",
-  });
-}
-
+const h = new BrowserHarness();
 let t: TestApp;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-
+const pageErrors = h.pageErrors;
 before(async () => {
-  if (!fs.existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is needed for the web client's browser tests and is not at ${CHROMIUM}: install it with \`apt-get install chromium\` (or set CHROMIUM_PATH).`);
-  }
-  ensureClientBuilt();
-  t = await startTestApp();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  await h.start();
+  t = h.t;
 });
-
-after(async () => {
-  for (const c of contexts) await c.close().catch(() => undefined);
-  await browser?.close();
-  await t?.close();
-});
-
-async function newPage(options: { width?: number; height?: number } = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1200, height: options.height ?? 800 }, colorScheme: "light" });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.setDefaultTimeout(WAIT);
-  // A page error is a bug in the client: fail the test that caused it.
-  page.on("pageerror", (error) => {
-    pageErrors.push(`${error.message}\n${error.stack ?? ""}`);
-  });
-  return page;
-}
-const pageErrors: string[] = [];
-
-async function logIn(page: Page, user: TestUser): Promise<void> {
-  await page.goto(t.url + "/");
-  await page.getByLabel("Email").fill(user.email);
-  await page.getByLabel("Password").fill(user.password);
-  await page.getByRole("button", { name: "Log in" }).click();
-  await sidebar(page).waitFor();
-}
-
-function sidebar(page: Page): Locator {
-  return page.getByRole("navigation", { name: "Sidebar" });
-}
-
-function channelLink(page: Page, name: string): Locator {
-  return sidebar(page).getByRole("link", { name, exact: true });
-}
+after(() => h.close());
+const newPage = (options: { width?: number; height?: number } = {}) => h.newPage(options);
+const logIn = (page: Page, user: TestUser) => h.logIn(page, user);
 
 /** The unread count beside a channel in the sidebar ("" when there is none). */
 async function channelCount(page: Page, streamId: number): Promise<string> {
@@ -97,24 +33,8 @@ async function channelCount(page: Page, streamId: number): Promise<string> {
   return (await badge.allTextContents()).join("");
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeout = WAIT): Promise<void> {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function createChannel(name: string, members: TestUser[]): Promise<number> {
-  assertSuccess(await t.api(t.users.admin, "POST", "/users/me/subscriptions", { subscriptions: [{ name }], principals: members.map((u) => u.id), send_new_subscription_messages: false }));
-  const reply = assertSuccess(await t.api(t.users.admin, "GET", "/get_stream_id", { stream: name }));
-  return reply.stream_id as number;
-}
-
-async function send(user: TestUser, streamId: number, topic: string, content: string): Promise<number> {
-  return assertSuccess(await t.api(user, "POST", "/messages", { type: "stream", to: streamId, topic, content })).id as number;
-}
+const createChannel = (name: string, members: TestUser[]) => h.createChannel(name, members);
+const send = (user: TestUser, streamId: number, topic: string, content: string) => h.send(user, streamId, topic, content);
 
 describe("web client", () => {
   test("GET / serves the app; its assets are precompressed and cached for good", async () => {
