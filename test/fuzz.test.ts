@@ -133,8 +133,8 @@ const PAGE_ROUTES: Record<string, { params?: string[]; page?: boolean; extra?: R
   "POST /accounts/password/reset/:token": { page: true, params: ["new_password", "new_password_confirm"] },
 };
 
-/** Routes that may end the fuzzing accounts (deactivate them): fuzzed after everything else. */
-const RUN_LAST = new Set([`DELETE ${API_PREFIX}/users/me`]);
+/** Routes that may end the fuzzing accounts (deactivate them, or replace their API keys): fuzzed after everything else. */
+const RUN_LAST = new Set([`DELETE ${API_PREFIX}/users/me`, `POST ${API_PREFIX}/users/me/api_key/regenerate`]);
 
 const BASELINE_CANDIDATES = ["1", "true", "[]", "{}", "[1]", "x", "stream", "channel", "direct", "add", "read", "newest", "topic"];
 
@@ -914,7 +914,7 @@ describe(`fuzz on ${DIALECT}`, () => {
     }
   });
 
-  test(`routes that may deactivate the caller, every class, last: ${[...RUN_LAST].join(", ")}`, async () => {
+  test(`routes that may deactivate the caller or replace its key, every class, last: ${[...RUN_LAST].join(", ")}`, async () => {
     await fuzz(base, corpus.last, stats);
   });
 });
