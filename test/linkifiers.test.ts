@@ -112,6 +112,17 @@ describe("POST /realm/filters and GET /realm/linkifiers", () => {
     }
   });
 
+  test("patterns over 1,000 characters and URL templates over 1,024 are refused (Django's max_length message)", async () => {
+    const long = "a".repeat(1001);
+    assertError(await t.api(t.users.admin, "POST", "/realm/filters", { pattern: long, url_template: "https://x.example/" }), 400, "BAD_REQUEST", "Ensure this value has at most 1000 characters (it has 1001).", {
+      errors: { pattern: ["Ensure this value has at most 1000 characters (it has 1001)."] },
+    });
+    const template = `https://x.example/${"b".repeat(1007)}`;
+    assertError(await t.api(t.users.admin, "POST", "/realm/filters", { pattern: "#(?P<id>[0-9]+)", url_template: template }), 400, "BAD_REQUEST", "Ensure this value has at most 1024 characters (it has 1025).");
+    // At the limit, accepted.
+    assertSuccess(await t.api(t.users.admin, "POST", "/realm/filters", { pattern: `${"a".repeat(992)}(?P<id>)`, url_template: "https://x.example/{id}" }));
+  });
+
   test("Zulip's validation messages, with every error under `errors`", async () => {
     const url = "https://realm.com/my_realm_filter/{id}";
     assertBad(await add(u().admin, { pattern: "", url_template: url }), "This field cannot be blank.", {

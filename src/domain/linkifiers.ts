@@ -51,6 +51,18 @@ export function linkifierPatternGroups(pattern: string): { groups: string[] } | 
 
 const BLANK = "This field cannot be blank.";
 
+/**
+ * Longest pattern and URL template. Zulip's fields are unbounded text, but a
+ * pattern is a unique index key (PostgreSQL's B-tree keys stop near 2,700
+ * bytes) and runs on every message: Django's max_length message past these.
+ */
+export const MAX_LINKIFIER_PATTERN_LENGTH = 1000;
+export const MAX_LINKIFIER_URL_TEMPLATE_LENGTH = 1024;
+
+function tooLong(max: number, length: number): string {
+  return `Ensure this value has at most ${max} characters (it has ${length}).`;
+}
+
 /** Python's repr() of a group name (names are word characters, dots and %XX). */
 function pyRepr(name: string): string {
   return name.includes("'") && !name.includes('"') ? `"${name}"` : `'${name.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
@@ -78,6 +90,14 @@ function pyMin(names: string[]): string {
 export function checkLinkifier(input: LinkifierInput, patternTaken: boolean): void {
   const errors: Record<string, string[]> = {};
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  const patternLength = [...input.pattern].length;
+  const templateLength = [...input.urlTemplate].length;
+  // Too long: reported alone (nothing else is compiled or looked up for it).
+  if (patternLength > MAX_LINKIFIER_PATTERN_LENGTH || templateLength > MAX_LINKIFIER_URL_TEMPLATE_LENGTH) {
+    if (patternLength > MAX_LINKIFIER_PATTERN_LENGTH) add("pattern", tooLong(MAX_LINKIFIER_PATTERN_LENGTH, patternLength));
+    if (templateLength > MAX_LINKIFIER_URL_TEMPLATE_LENGTH) add("url_template", tooLong(MAX_LINKIFIER_URL_TEMPLATE_LENGTH, templateLength));
+    throw new ApiError(400, "BAD_REQUEST", Object.values(errors)[0]![0]!, { errors });
+  }
   if (input.pattern === "") add("pattern", BLANK);
   const variables = uriTemplateVariables(input.urlTemplate);
   if (input.urlTemplate === "") add("url_template", BLANK);

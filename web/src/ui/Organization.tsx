@@ -52,6 +52,111 @@ function Profile() {
   );
 }
 
+/** The organization's plain settings PATCH /realm takes, with what they mean. */
+const BOOLEAN_SETTINGS: [string, string][] = [
+  ["invite_required", "Invitations are required to join"],
+  ["emails_restricted_to_domains", "Only allow email addresses of the organization's domains"],
+  ["disallow_disposable_email_addresses", "Refuse disposable email addresses"],
+  ["require_unique_names", "Require unique names"],
+  ["name_changes_disabled", "Prevent people from changing their names"],
+  ["email_changes_disabled", "Prevent people from changing their email addresses"],
+  ["avatar_changes_disabled", "Prevent people from changing their avatars"],
+  ["allow_message_editing", "Allow editing messages"],
+  ["inline_image_preview", "Show previews of uploaded and linked images"],
+  ["inline_url_embed_preview", "Show previews of linked websites"],
+  ["send_welcome_emails", "Send a welcome email to new members"],
+  ["digest_emails_enabled", "Send weekly digest emails to inactive people"],
+  ["message_content_allowed_in_email_notifications", "Allow message content in email notifications"],
+  ["enable_spectator_access", "Allow anyone on the web to view web-public channels"],
+  ["enable_read_receipts", "Enable read receipts"],
+  ["enable_guest_user_indicator", "Mark guests as guests beside their names"],
+  ["enable_guest_user_dm_warning", "Warn when a direct message includes a guest"],
+];
+
+const TIME_LIMITS: [string, string][] = [
+  ["message_content_edit_limit_seconds", "Time limit for editing messages (seconds; empty: no limit)"],
+  ["message_content_delete_limit_seconds", "Time limit for deleting messages (seconds; empty: no limit)"],
+  ["move_messages_within_stream_limit_seconds", "Time limit for moving messages between topics (seconds; empty: no limit)"],
+  ["move_messages_between_streams_limit_seconds", "Time limit for moving messages between channels (seconds; empty: no limit)"],
+];
+
+function Policies() {
+  const settings = useRealm((s) => s.settings);
+  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
+  const save = async (label: string, params: Record<string, unknown>) => {
+    try {
+      await api.patch("/realm", params);
+      setStatus({ ok: true, text: `${label}: saved.` });
+    } catch (err) {
+      setStatus({ ok: false, text: message(err) });
+    }
+  };
+  return (
+    <section className="settings-section" aria-labelledby="org-settings-heading">
+      <h3 id="org-settings-heading">Organization settings</h3>
+      <div className="page-form">
+        {BOOLEAN_SETTINGS.filter(([name]) => name in settings).map(([name, label]) => (
+          <label key={name} className="checkbox">
+            <input type="checkbox" checked={settings[name] === true} onChange={(e) => void save(label, { [name]: e.target.checked })} />
+            {label}
+          </label>
+        ))}
+        <label>
+          Message edit history visible to everyone
+          <select
+            value={String(settings.message_edit_history_visibility_policy ?? "all")}
+            onChange={(e) => void save("Edit history", { message_edit_history_visibility_policy: e.target.value })}
+          >
+            <option value="all">All edits and moves</option>
+            <option value="moves">Moves only</option>
+            <option value="none">None</option>
+          </select>
+        </label>
+        <label>
+          Topics
+          <select value={String(settings.topics_policy ?? "allow_empty_topic")} onChange={(e) => void save("Topics", { topics_policy: e.target.value })}>
+            <option value="allow_empty_topic">Messages may go to the general chat (no topic)</option>
+            <option value="disable_empty_topic">Every message needs a topic</option>
+          </select>
+        </label>
+        {TIME_LIMITS.filter(([name]) => name in settings).map(([name, label]) => (
+          <TimeLimit key={name} label={label} value={settings[name] as number | null} onSave={(value) => void save(label, { [name]: value })} />
+        ))}
+        <TimeLimit
+          label="Days before new members may do what full members do (waiting period)"
+          value={(settings.waiting_period_threshold as number | undefined) ?? 0}
+          onSave={(value) => void save("Waiting period", { waiting_period_threshold: value === "unlimited" ? 0 : value })}
+        />
+      </div>
+      {status && (
+        <p className={status.ok ? "form-ok" : "form-error"} role={status.ok ? "status" : "alert"}>
+          {status.text}
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** A number field saved when it loses focus; empty means "unlimited" (Zulip's value for no limit). */
+function TimeLimit({ label, value, onSave }: { label: string; value: number | null; onSave: (value: number | "unlimited") => void }) {
+  const [text, setText] = useState(value === null || value === undefined ? "" : String(value));
+  return (
+    <label>
+      {label}
+      <input
+        inputMode="numeric"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onBlur={() => {
+          const trimmed = text.trim();
+          if (trimmed === (value === null || value === undefined ? "" : String(value))) return;
+          onSave(trimmed === "" ? "unlimited" : Number(trimmed));
+        }}
+      />
+    </label>
+  );
+}
+
 interface Invite {
   id: number;
   email?: string;
@@ -266,6 +371,7 @@ export function Organization() {
   return (
     <section className="page settings" aria-label="Organization settings">
       <Profile />
+      <Policies />
       <Invitations />
       <Users />
     </section>
