@@ -156,6 +156,13 @@ describe("web client: pages", () => {
     const nina = assertSuccess(await t.api(t.users.owner, "GET", "/users/nina@example.com"));
     await waitFor("role saved", async () => assertSuccess(await t.api(t.users.owner, "GET", `/users/${nina.user.user_id}`)).user.role === 300);
 
+    // A plain organization setting, saved through PATCH /realm and shown from the realm event.
+    const inviteRequired = olivia.getByLabel("Invitations are required to join");
+    const before = await inviteRequired.isChecked();
+    await inviteRequired.click();
+    await waitFor("invite_required saved", async () => assertSuccess(await t.api(t.users.owner, "POST", "/register", { fetch_event_types: ["realm"] })).realm_invite_required === !before);
+    await waitFor("checkbox follows the event", async () => (await inviteRequired.isChecked()) === !before);
+
     // The organization's name, changed here, is the tab title's ending everywhere.
     await olivia.getByLabel("Organization name").fill("Renamed Org");
     await olivia.getByRole("button", { name: "Save organization profile" }).click();
