@@ -64,6 +64,16 @@ describe("incoming webhooks", () => {
 
   const jsonBody = (value: unknown) => ({ body: JSON.stringify(value), contentType: "application/json" });
 
+  test("/register lists the integrations in realm_incoming_webhook_bots", async () => {
+    const state = assertSuccess(await app.api(app.users.member, "POST", "/register", { fetch_event_types: ["realm_incoming_webhook_bots"] }));
+    const names = state.realm_incoming_webhook_bots.map((i: { name: string }) => i.name).sort();
+    assert.deepEqual(names, ["alertmanager", "github", "githubsponsors", "gitlab", "grafana", "json", "sentry", "slack_incoming"].sort());
+    assert.deepEqual(
+      state.realm_incoming_webhook_bots.find((i: { name: string }) => i.name === "github"),
+      { name: "github", display_name: "GitHub", all_event_types: null, config_options: [] },
+    );
+  });
+
   test("a JSON payload posts to the channel and topic, as the bot, with Zulip's client name and a message event", async () => {
     app.clearEvents();
     const reply = await hook("json", { query: { api_key: bot.api_key, stream: channel }, ...jsonBody({ a: 1 }) });

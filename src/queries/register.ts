@@ -2,6 +2,7 @@
 // fetch_initial_state_data builds it. Each section uses the serializer that
 // the REST endpoints and the events use, so state and events agree.
 // Sections for features Parley does not have yet return Zulip's empty shape.
+import { INTEGRATIONS } from "../integrations/index.ts";
 import { botsForUser } from "./bots.ts";
 import type { Kysely } from "kysely";
 import { hasPermission, type Actor, type GroupSettingRule } from "../domain/group-settings.ts";
@@ -146,7 +147,10 @@ export async function initialState(db: Db, services: Services, realm: Realm, use
   if (wants("realm_bot")) state.realm_bots = await botsForUser(db, services.config.externalUrl, realm.id, user);
   // Parley runs no embedded bots (Zulip's EMBEDDED_BOTS_ENABLED off), so none can be chosen.
   if (wants("realm_embedded_bots")) state.realm_embedded_bots = [];
-  if (wants("realm_incoming_webhook_bots")) state.realm_incoming_webhook_bots = [];
+  // The integrations served at /api/v1/external/<name> (Zulip lists every webhook integration; none of ours take configuration).
+  if (wants("realm_incoming_webhook_bots")) {
+    state.realm_incoming_webhook_bots = INTEGRATIONS.map((integration) => ({ name: integration.name, display_name: integration.displayName, all_event_types: null, config_options: [] }));
+  }
   if (wants("recent_private_conversations")) state.recent_private_conversations = await recentPrivateConversations(db, user.id);
   if (wants("starred_messages")) state.starred_messages = await starredMessageIds(db, user.id);
   if (wants("subscription")) Object.assign(state, await subscriptionState(db, services, realm, user, actor, request));
