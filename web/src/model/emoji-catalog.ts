@@ -3,6 +3,7 @@
 // Unicode's categories and order with emojibase's data (only loaded with the
 // picker), plus the organization's custom emoji.
 import compact from "emojibase-data/en/compact.json";
+import { emojiStore } from "./emoji.ts";
 import { usePermissions } from "./permissions.ts";
 
 export interface CatalogEmoji {
@@ -41,22 +42,8 @@ function glyphOf(code: string): string {
 
 let loaded: Promise<Category[]> | null = null;
 
-/** Same-origin path of the server's emoji document (its absolute URL may name another host behind a proxy). */
-function emojiDataPath(url: string): string {
-  try {
-    const parsed = new URL(url, window.location.href);
-    return parsed.pathname + parsed.search;
-  } catch {
-    return url;
-  }
-}
-
 async function build(): Promise<Category[]> {
-  const url = usePermissions.getState().emojiDataUrl;
-  if (!url) throw new Error("The server did not say where its emoji data is.");
-  const response = await fetch(emojiDataPath(url), { credentials: "same-origin" });
-  if (!response.ok) throw new Error(`Emoji data: the server answered ${response.status}`);
-  const { code_to_names } = (await response.json()) as { code_to_names: Record<string, string[]> };
+  const code_to_names = await emojiStore.codeToNames();
   const meta = new Map<string, { group: number; order: number; tags: string }>();
   for (const e of compact as { hexcode: string; group?: number; order?: number; label: string; tags?: string[] }[]) {
     meta.set(normalize(e.hexcode), { group: e.group ?? 9, order: e.order ?? 1e6, tags: `${e.label} ${(e.tags ?? []).join(" ")}`.toLowerCase() });

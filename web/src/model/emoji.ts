@@ -29,6 +29,7 @@ export const useEmoji = create<EmojiState>(() => ({ unicode: null, realm: {} }))
 
 let dataUrl: string | null = null;
 let loading: Promise<void> | null = null;
+let emojiDocument: Promise<Record<string, string[]>> | null = null;
 
 export const emojiStore = {
   load(serverEmojiDataUrl: string | undefined, realmEmoji: Record<string, RealmEmoji> | undefined): void {
@@ -39,14 +40,28 @@ export const emojiStore = {
   setRealmEmoji(realmEmoji: Record<string, RealmEmoji>): void {
     useEmoji.setState({ realm: realmEmoji });
   },
+  /** The server's emoji document (code → names), fetched once for the typeahead and the picker alike. */
+  codeToNames(): Promise<Record<string, string[]>> {
+    if (dataUrl === null) return Promise.reject(new Error("The server did not say where its emoji data is."));
+    emojiDocument ??= fetch(dataUrl, { credentials: "same-origin" })
+      .then((r) => {
+        if (!r.ok) throw new Error(`Emoji data: the server answered ${r.status}`);
+        return r.json() as Promise<{ code_to_names: Record<string, string[]> }>;
+      })
+      .then((data) => data.code_to_names)
+      .catch((error: unknown) => {
+        emojiDocument = null;
+        throw error;
+      });
+    return emojiDocument;
+  },
   /** Fetches the server's emoji names once; later calls wait for the same fetch. */
   ensureUnicode(): Promise<void> {
     if (useEmoji.getState().unicode !== null || dataUrl === null) return Promise.resolve();
-    loading ??= fetch(dataUrl)
-      .then((r) => r.json() as Promise<{ code_to_names: Record<string, string[]> }>)
-      .then((data) => {
+    loading ??= this.codeToNames()
+      .then((codeToNames) => {
         const entries: EmojiEntry[] = [];
-        for (const [code, names] of Object.entries(data.code_to_names)) for (const name of names) entries.push({ name, code, type: "unicode_emoji" });
+        for (const [code, names] of Object.entries(codeToNames)) for (const name of names) entries.push({ name, code, type: "unicode_emoji" });
         entries.sort((a, b) => a.name.localeCompare(b.name));
         useEmoji.setState({ unicode: entries });
       })

@@ -37,8 +37,6 @@ export interface PermissionsState {
   settings: Record<string, unknown>;
   groups: Record<number, UserGroup>;
   realmEmoji: Record<string, RealmEmoji>;
-  /** The server's emoji names document (absolute URL, from server_emoji_data_url). */
-  emojiDataUrl: string | null;
   reportTypes: ReportType[];
   /** Deactivated users (realm_non_active_users; realm_user events), who cannot be written to. */
   deactivated: Record<number, true>;
@@ -62,7 +60,7 @@ const SETTINGS = [
   "mandatory_topics",
 ];
 
-export const usePermissions = create<PermissionsState>(() => ({ settings: {}, groups: {}, realmEmoji: {}, emojiDataUrl: null, reportTypes: [], deactivated: {} }));
+export const usePermissions = create<PermissionsState>(() => ({ settings: {}, groups: {}, realmEmoji: {}, reportTypes: [], deactivated: {} }));
 
 export const permissionsStore = {
   load(initial: RegisterResponse): void {
@@ -75,7 +73,6 @@ export const permissionsStore = {
       settings,
       groups,
       realmEmoji: (raw.realm_emoji as Record<string, RealmEmoji> | undefined) ?? {},
-      emojiDataUrl: typeof raw.server_emoji_data_url === "string" ? raw.server_emoji_data_url : null,
       reportTypes: (raw.server_report_message_types as ReportType[] | undefined) ?? [],
       deactivated: Object.fromEntries(((raw.realm_non_active_users as { user_id: number }[] | undefined) ?? []).map((u) => [u.user_id, true as const])),
     });
