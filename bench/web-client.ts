@@ -67,6 +67,7 @@ export async function measureWebClient(input: WebBenchInput, onProgress: (line: 
     const barePageMs: number[] = [];
     let jsUrls: string[] = [];
     let jsServedBytes = 0;
+    let firstPaintCalls: string[] = [];
     for (let i = 0; i < 6; i++) {
       const fresh = await browser.newContext({ viewport: { width: 1280, height: 900 } });
       await fresh.addCookies(cookies);
@@ -80,8 +81,15 @@ export async function measureWebClient(input: WebBenchInput, onProgress: (line: 
           .filter((r) => r.name.endsWith(".js"))
           .map((r) => ({ name: r.name, size: (r as PerformanceResourceTiming).encodedBodySize })),
       );
+      // Where the time went: the page's own requests, in order (start and duration, ms since navigation).
+      const calls = await page.evaluate(() =>
+        performance
+          .getEntriesByType("resource")
+          .map((r) => `${new URL(r.name).pathname.replace(/^\/assets\/.*/, "assets")} @${Math.round(r.startTime)}+${Math.round(r.duration)}`),
+      );
       // The first load of the run is warm-up (the server's first requests, Chromium's first start of a renderer).
       if (i > 0) firstPaintMs.push(ms);
+      if (i === 5) firstPaintCalls = calls;
       if (i === 0) {
         jsUrls = scripts.map((s) => s.name);
         jsServedBytes = scripts.reduce((sum, s) => sum + s.size, 0);
@@ -97,6 +105,7 @@ export async function measureWebClient(input: WebBenchInput, onProgress: (line: 
     let jsGzipBytes = 0;
     for (const url of jsUrls) jsGzipBytes += await gzippedSize(url);
     onProgress(`first paint: ${firstPaintMs.map((m) => m.toFixed(0)).join(", ")} ms; JS ${jsUrls.length} files, ${jsGzipBytes} B gzip`);
+    onProgress(`the last load's requests: ${firstPaintCalls.join(", ")}`);
 
     // (c) latency.
     const page = await context.newPage();
