@@ -4,7 +4,7 @@
 // to several people chosen in the To field.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { BrowserHarness, channelLink } from "./browser.ts";
+import { BrowserHarness, channelLink, waitFor } from "./browser.ts";
 import { assertSuccess } from "./helpers.ts";
 
 const h = new BrowserHarness();
@@ -56,9 +56,12 @@ describe("web client: compose", () => {
     await page.getByRole("button", { name: "Preview" }).click();
     await box.press("Enter");
     await page.locator("article.message .user-mention", { hasText: "@Adam Admin" }).waitFor();
-    const sent = assertSuccess(await t.api(t.users.member, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, apply_markdown: false }));
-    assert.equal(sent.messages[0].content, "Ask @**Adam Admin** in #**garden** :tada: **now**");
-    assert.equal(sent.messages[0].subject, "roses");
+    let sent = { messages: [] as { content: string; subject: string }[] };
+    await waitFor("the message stored", async () => {
+      sent = assertSuccess(await t.api(t.users.member, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, apply_markdown: false }));
+      return sent.messages[0]?.content === "Ask @**Adam Admin** in #**garden** :tada: **now**";
+    });
+    assert.equal(sent.messages[0]!.subject, "roses");
     assert.deepEqual(h.pageErrors, []);
   });
 
@@ -152,9 +155,13 @@ describe("web client: compose", () => {
     await page.getByRole("textbox", { name: "Message", exact: true }).fill("A word with you both");
     await page.getByRole("button", { name: "Send" }).click();
     await page.locator("article.message", { hasText: "A word with you both" }).waitFor();
-    const received = assertSuccess(await t.api(t.users.moderator, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, apply_markdown: false }));
-    assert.equal(received.messages[0].content, "A word with you both");
-    assert.deepEqual(received.messages[0].display_recipient.map((r: { id: number }) => r.id).sort((a: number, b: number) => a - b), [t.users.admin.id, t.users.moderator.id, t.users.member.id].sort((a, b) => a - b));
+    // The row may be the local echo: wait for the server to have stored it.
+    let received: { messages: { content: string; display_recipient: { id: number }[] }[] } = { messages: [] };
+    await waitFor("the DM stored", async () => {
+      received = assertSuccess(await t.api(t.users.moderator, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, apply_markdown: false }));
+      return received.messages[0]?.content === "A word with you both";
+    });
+    assert.deepEqual(received.messages[0]!.display_recipient.map((r: { id: number }) => r.id).sort((a: number, b: number) => a - b), [t.users.admin.id, t.users.moderator.id, t.users.member.id].sort((a, b) => a - b));
     assert.deepEqual(h.pageErrors, []);
   });
 });

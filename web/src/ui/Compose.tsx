@@ -38,7 +38,7 @@ export function Compose({ narrow }: { narrow: Narrow }) {
   const maxTopic = useRealm((s) => s.maxTopicLength);
   const maxLength = useRealm((s) => s.maxMessageLength);
   const selfId = useUsers((s) => s.selfId);
-  useEmoji((s) => s.unicode);
+  const unicodeEmoji = useEmoji((s) => s.unicode);
   const key = draftKey(narrow);
   const [topic, setTopic] = useState(narrow.kind === "topic" ? narrow.topic : "");
   const [content, setContent] = useState("");
@@ -136,6 +136,12 @@ export function Compose({ narrow }: { narrow: Narrow }) {
     },
     () => ({ value: messageRef.current?.value ?? "", caret: messageRef.current?.selectionStart ?? 0 }),
   );
+
+  // The emoji names arrive after the first ":" typed: suggest again for what is in the box now.
+  useEffect(() => {
+    const field = messageRef.current;
+    if (unicodeEmoji !== null && field !== null && document.activeElement === field) messageAc.update(field.value, field.selectionStart);
+  }, [unicodeEmoji]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const topicSuggest = useCallback(
     (before: string): SuggestionSet | null =>
