@@ -8,6 +8,7 @@ import { useChannels } from "../model/channels.ts";
 import { useRealm } from "../model/realm.ts";
 import { useUsers } from "../model/users.ts";
 import { isAdminRole, ROLES, roleLabel, useSelf } from "./people.ts";
+import { StatusLine } from "./StatusLine.tsx";
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -43,11 +44,7 @@ function Profile() {
           Save organization profile
         </button>
       </form>
-      {status && (
-        <p className={status.ok ? "form-ok" : "form-error"} role={status.ok ? "status" : "alert"}>
-          {status.text}
-        </p>
-      )}
+      <StatusLine status={status} />
     </section>
   );
 }
@@ -128,11 +125,7 @@ function Policies() {
           onSave={(value) => void save("Waiting period", { waiting_period_threshold: value === "unlimited" ? 0 : value })}
         />
       </div>
-      {status && (
-        <p className={status.ok ? "form-ok" : "form-error"} role={status.ok ? "status" : "alert"}>
-          {status.text}
-        </p>
-      )}
+      <StatusLine status={status} />
     </section>
   );
 }
@@ -253,11 +246,7 @@ function Invitations() {
           Send invitations
         </button>
       </form>
-      {status && (
-        <p className={status.ok ? "form-ok" : "form-error"} role={status.ok ? "status" : "alert"}>
-          {status.text}
-        </p>
-      )}
+      <StatusLine status={status} />
       {invites.length > 0 && (
         <table className="admin-table" aria-label="Pending invitations">
           <thead>

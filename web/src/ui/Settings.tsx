@@ -8,15 +8,12 @@ import { settingsStore, useSettings } from "../model/settings.ts";
 import { COLOR_SCHEME } from "../model/theme.ts";
 import { Avatar } from "./Avatar.tsx";
 import { useSelf } from "./people.ts";
+import { StatusLine } from "./StatusLine.tsx";
 
 function useSaver(): { status: ReactNode; run: (label: string, action: () => Promise<unknown>) => Promise<boolean> } {
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   return {
-    status: message && (
-      <p className={message.ok ? "form-ok" : "form-error"} role={message.ok ? "status" : "alert"}>
-        {message.text}
-      </p>
-    ),
+    status: <StatusLine status={message} />,
     async run(label, action) {
       try {
         await action();

@@ -1,0 +1,14 @@
+// The line under a settings form: what was saved, or why the server refused.
+export interface Status {
+  ok: boolean;
+  text: string;
+}
+
+export function StatusLine({ status }: { status: Status | null }) {
+  if (!status) return null;
+  return (
+    <p className={status.ok ? "form-ok" : "form-error"} role={status.ok ? "status" : "alert"}>
+      {status.text}
+    </p>
+  );
+}
