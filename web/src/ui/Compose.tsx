@@ -5,6 +5,7 @@
 // topics; files by button, paste or drag-and-drop; a Markdown preview
 // rendered by the server; the unsent text kept per conversation (drafts.ts).
 import { useCallback, useEffect, useRef, useState, type ClipboardEvent, type DragEvent, type FormEvent, type KeyboardEvent } from "react";
+import { flushSync } from "react-dom";
 import { api, uploadFile } from "../api/client.ts";
 import { useChannels } from "../model/channels.ts";
 import { useConnection } from "../model/connection.ts";
@@ -130,9 +131,10 @@ export function Compose({ narrow }: { narrow: Narrow }) {
   const messageAc = useAutocomplete(
     messageSuggest,
     (value, caret) => {
-      setContent(value);
+      // The new text is put in the box at once, so the caret lands after the completion before the next keystroke.
+      flushSync(() => setContent(value));
       saveDraft(value);
-      requestAnimationFrame(() => messageRef.current?.setSelectionRange(caret, caret));
+      messageRef.current?.setSelectionRange(caret, caret);
     },
     () => ({ value: messageRef.current?.value ?? "", caret: messageRef.current?.selectionStart ?? 0 }),
   );

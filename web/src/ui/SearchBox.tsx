@@ -5,6 +5,7 @@
 // Enter opens the search narrow (its hash written the way Zulip writes
 // narrows), Escape leaves.
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { flushSync } from "react-dom";
 import { useNavigation } from "../model/navigation.ts";
 import { narrowSearchText, searchHash } from "../model/search.ts";
 
@@ -29,9 +30,10 @@ export function SearchBox() {
       if (!field) return;
       const { view: now } = useNavigation.getState();
       const start = now.kind === "messages" && now.narrow.kind === "search" ? now.narrow.query : narrowSearchText(now.kind === "messages" ? now.narrow : null);
-      setText(start);
+      // Rendered now, not on React's next tick: the box is focused holding its text, with the caret at the end.
+      flushSync(() => setText(start));
       field.focus();
-      requestAnimationFrame(() => field.setSelectionRange(field.value.length, field.value.length));
+      field.setSelectionRange(field.value.length, field.value.length);
     };
     window.addEventListener(OPEN_SEARCH_EVENT, open);
     return () => window.removeEventListener(OPEN_SEARCH_EVENT, open);
