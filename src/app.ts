@@ -238,7 +238,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   realmEmojiFileRoutes(app, services, methods);
   joinPageRoutes(app, services, methods);
   passwordResetPageRoutes(app, services, methods);
-  webClientRoutes(app, methods);
+  webClientRoutes(app, services, methods);
   await webhookRoutes(app, services, methods);
   return app;
 }

@@ -4,12 +4,18 @@
 // once); `GET /assets/<name>` answers the content-hashed files the page
 // loads, cached for a year. Files are precompressed at build time (.br, .gz
 // beside each file); the best one the client accepts is sent as it is.
+// A browser already signed in gets the page with its session written in
+// (who it is and the CSRF token, as Zulip's page_params carry them), so the
+// client starts its first API calls without asking GET /json/session first.
 import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { authenticateSession } from "../actions/sessions.ts";
 import type { MethodTable } from "../http/route.ts";
+import { sessionToken } from "../http/session-cookie.ts";
 import { errorBody } from "../http/transport.ts";
+import type { Services } from "../services.ts";
 
 /** dist/web of the project: two levels above this module both in src/routes and in dist/routes. */
 export const WEB_CLIENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/web");
@@ -58,7 +64,7 @@ async function readIfExists(file: string): Promise<Buffer | undefined> {
 }
 
 /** Sends `file` (or its precompressed twin) with `cacheControl`; false when the file does not exist. */
-async function sendFile(request: FastifyRequest, reply: FastifyReply, file: string, cacheControl: string): Promise<boolean> {
+async function sendFile(request: FastifyRequest, reply: FastifyReply, file: string, cacheControl: string, vary = "Accept-Encoding"): Promise<boolean> {
   const type = CONTENT_TYPES[path.extname(file)] ?? "application/octet-stream";
   const accepted = acceptedEncodings(request);
   for (const [encoding, suffix] of [["br", ".br"], ["gzip", ".gz"]] as const) {
@@ -66,23 +72,58 @@ async function sendFile(request: FastifyRequest, reply: FastifyReply, file: stri
     const body = await readIfExists(file + suffix);
     if (body === undefined) continue;
     reply.header("content-encoding", encoding);
-    reply.header("vary", "Accept-Encoding");
+    reply.header("vary", vary);
     reply.header("cache-control", cacheControl).type(type).send(body);
     return true;
   }
   const body = await readIfExists(file);
   if (body === undefined) return false;
-  reply.header("vary", "Accept-Encoding");
+  reply.header("vary", vary);
   reply.header("cache-control", cacheControl).type(type).send(body);
   return true;
 }
 
-export function webClientRoutes(app: FastifyInstance, methods: MethodTable, dir: string = WEB_CLIENT_DIR): void {
+/** The id of the element holding the signed-in session in the page (web/src/model/session.ts reads it). */
+export const SESSION_ELEMENT_ID = "parley-session";
+
+/** JSON safe inside a <script> element: no "</script>", no "<!--". */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, "\\u003c");
+}
+
+/** The session the request's cookie names, or undefined (none, expired, ended, or its user deactivated). */
+async function signedInSession(services: Services, request: FastifyRequest) {
+  const token = sessionToken(request);
+  if (token === undefined) return undefined;
+  try {
+    return await authenticateSession(services, token);
+  } catch {
+    // The client asks GET /json/session, whose 401 takes the stale cookie back.
+    return undefined;
+  }
+}
+
+export function webClientRoutes(app: FastifyInstance, services: Services, methods: MethodTable, dir: string = WEB_CLIENT_DIR): void {
   methods.add("/", "GET");
   methods.add("/assets/:name", "GET");
   app.get("/", async (request, reply) => {
+    const signedIn = await signedInSession(services, request);
+    if (signedIn) {
+      const page = await readIfExists(path.join(dir, "index.html"));
+      if (page !== undefined) {
+        const session = { user_id: signedIn.user.id, email: signedIn.user.delivery_email, csrf_token: signedIn.session.csrfToken };
+        const element = `<script id="${SESSION_ELEMENT_ID}" type="application/json">${scriptJson(session)}</script>`;
+        // This copy names the session's CSRF token: for this browser only, never stored by a cache.
+        return reply
+          .header("cache-control", "no-store")
+          .header("vary", "Cookie")
+          .type("text/html; charset=utf-8")
+          .send(page.toString("utf8").replace("</head>", `${element}</head>`));
+      }
+    }
     // The page itself is revalidated on every load; what it names is immutable.
-    if (await sendFile(request, reply, path.join(dir, "index.html"), "no-cache")) return reply;
+    // (Signed-in browsers get another copy: the page varies with the cookie.)
+    if (await sendFile(request, reply, path.join(dir, "index.html"), "no-cache", "Accept-Encoding, Cookie")) return reply;
     return reply.status(200).header("cache-control", "no-cache").type("text/html; charset=utf-8").send(NOT_BUILT);
   });
   app.get<{ Params: { name: string } }>("/assets/:name", async (request, reply) => {

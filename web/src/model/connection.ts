@@ -15,14 +15,16 @@ import { userStatusStore } from "./user-status.ts";
 import { applyEvent } from "./events.ts";
 import { messagesStore } from "./messages.ts";
 import { permissionsStore } from "./permissions.ts";
+import { parseHash } from "./narrow.ts";
 import { readLocation, useNavigation } from "./navigation.ts";
+import { useSession } from "./session.ts";
 import { presenceStore } from "./presence.ts";
 import { reading } from "./reading.ts";
 import { realmStore } from "./realm.ts";
 import { topicsStore } from "./topics.ts";
 import { typingStore } from "./typing.ts";
 import { unreadsStore } from "./unreads.ts";
-import { usersStore } from "./users.ts";
+import { usersStore, useUsers } from "./users.ts";
 
 export interface ConnectionState {
   status: "connecting" | "live" | "reconnecting" | "stopped";
@@ -59,7 +61,8 @@ async function register(): Promise<RegisterResponse> {
   });
 }
 
-function load(initial: RegisterResponse): void {
+/** Fills every store from a registration; resolves when the open narrow's first page is in. */
+function load(initial: RegisterResponse): Promise<void> {
   usersStore.load(initial);
   realmStore.load(initial);
   permissionsStore.load(initial);
@@ -78,7 +81,15 @@ function load(initial: RegisterResponse): void {
   useConnection.setState({ queueId: initial.queue_id, loaded: true });
   readLocation();
   const view = useNavigation.getState().view;
-  if (view.kind === "messages") void messagesStore.open(view.narrow, true);
+  return view.kind === "messages" ? messagesStore.open(view.narrow, true) : Promise.resolve();
+}
+
+/** The open narrow's first page, asked for beside POST /register rather than after it. */
+function prefetchOpenNarrow(): void {
+  const selfId = useUsers.getState().selfId || useSession.getState().user?.user_id;
+  if (!selfId) return;
+  const view = parseHash(window.location.hash, selfId);
+  if (view.kind === "messages") messagesStore.prefetch(view.narrow);
 }
 
 async function reportPresence(): Promise<void> {
@@ -96,11 +107,14 @@ async function loop(myRun: number): Promise<void> {
   while (myRun === run) {
     try {
       if (queueId === null) {
+        prefetchOpenNarrow();
         const initial = await register();
         if (myRun !== run) return;
         queueId = initial.queue_id;
         lastEventId = initial.last_event_id;
-        load(initial);
+        const opened = load(initial);
+        // The first presence report waits for the first page: on one server thread it would queue ahead of it.
+        if (presenceTimer === null) void opened.finally(() => startPresence(myRun));
       }
       abort = new AbortController();
       const reply = await api.get<{ events: ServerEvent[] }>("/events", { queue_id: queueId, last_event_id: lastEventId }, { signal: abort.signal });
@@ -135,16 +149,25 @@ async function loop(myRun: number): Promise<void> {
   }
 }
 
+function startPresence(myRun: number): void {
+  if (myRun !== run || presenceTimer !== null) return;
+  void reportPresence();
+  presenceTimer = setInterval(() => void reportPresence(), 60_000);
+}
+
+let running = false;
+
 export const connection = {
+  /** Starts the event loop unless it runs already (the page may start it before React renders). */
   start(): void {
+    if (running) return;
+    running = true;
     run += 1;
     useConnection.setState({ status: "connecting", queueId: null, loaded: false });
     void loop(run);
-    void reportPresence();
-    if (presenceTimer) clearInterval(presenceTimer);
-    presenceTimer = setInterval(() => void reportPresence(), 60_000);
   },
   stop(): void {
+    running = false;
     run += 1;
     abort?.abort();
     if (presenceTimer) clearInterval(presenceTimer);

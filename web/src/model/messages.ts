@@ -42,7 +42,17 @@ export const useMessages = create<MessagesState>(() => ({ byId: {}, lists: {}, o
 
 const PAGE = 100;
 const FIRST_PAGE = 50;
+/**
+ * The most messages a list holds: scrolled further, the far end is let go
+ * (and fetched again if scrolled back to), so a long read back through
+ * history keeps the page's memory bounded.
+ */
+export const MAX_LIST_LENGTH = 1000;
+/** Lists of narrows visited earlier are let go beyond this many (the least recently opened first). */
+const MAX_LISTS = 12;
 let generation = 0;
+/** Narrow keys, most recently opened last. */
+let openedOrder: string[] = [];
 
 function sortedUnique(ids: number[]): number[] {
   return [...new Set(ids)].sort((a, b) => a - b);
@@ -58,6 +68,37 @@ function storeMessages(messages: Message[]): void {
     const byId = { ...s.byId };
     for (const m of messages) byId[m.id] = m;
     return { byId };
+  });
+}
+
+/** The messages table without the messages no list or unsent message refers to any more. */
+function heldOnly(byId: Record<number, Message>, lists: Record<string, MessageList>, outbox: OutboxMessage[]): Record<number, Message> {
+  const held = new Set<number>();
+  for (const list of Object.values(lists)) for (const id of list.ids) held.add(id);
+  for (const o of outbox) if (o.messageId !== undefined) held.add(o.messageId);
+  const kept: Record<number, Message> = {};
+  for (const id of held) if (byId[id]) kept[id] = byId[id];
+  return kept;
+}
+
+/** A list longer than MAX_LIST_LENGTH loses its far end: the oldest messages when it grew at the newest end, and the reverse. */
+function trimmed(list: MessageList, grewAt: "oldest" | "newest", slack = 0): MessageList {
+  if (list.ids.length <= MAX_LIST_LENGTH + slack) return list;
+  return grewAt === "oldest"
+    ? { ...list, ids: list.ids.slice(0, MAX_LIST_LENGTH), foundNewest: false }
+    : { ...list, ids: list.ids.slice(-MAX_LIST_LENGTH), foundOldest: false };
+}
+
+/** Puts a grown list in place, trimming it and letting go of the messages nothing holds any more. */
+function replaceGrownList(key: string, grewAt: "oldest" | "newest", patch: (list: MessageList) => Partial<MessageList>): void {
+  useMessages.setState((s) => {
+    const list = s.lists[key];
+    if (!list) return s;
+    const grown = { ...list, ...patch(list) };
+    const next = trimmed(grown, grewAt);
+    const lists = { ...s.lists, [key]: next };
+    // Only a trim lets messages go.
+    return next === grown ? { lists } : { lists, byId: heldOnly(s.byId, lists, s.outbox) };
   });
 }
 
@@ -84,7 +125,7 @@ interface FetchReply {
   anchor: number;
 }
 
-async function fetchMessages(narrow: Narrow, anchor: number | "first_unread" | "newest", before: number, after: number, includeAnchor = true): Promise<FetchReply> {
+async function fetchMessages(narrow: Narrow, anchor: number | "first_unread" | "newest" | "oldest", before: number, after: number, includeAnchor = true): Promise<FetchReply> {
   return api.get<FetchReply>("/messages", {
     anchor: typeof anchor === "number" ? String(anchor) : anchor,
     num_before: before,
@@ -98,11 +139,31 @@ async function fetchMessages(narrow: Narrow, anchor: number | "first_unread" | "
 
 let localCounter = 0;
 
+/**
+ * A first page asked for before the event queue existed (beside POST
+ * /register, to save a round trip at start): open() takes it instead of
+ * asking again.
+ */
+let early: { key: string; reply: Promise<FetchReply> } | null = null;
+
 export const messagesStore = {
   /** Forget everything (a new event queue: what we hold may have missed events). */
   reset(): void {
     generation += 1;
+    openedOrder = [];
     useMessages.setState({ byId: {}, lists: {}, outbox: useMessages.getState().outbox.filter((o) => o.state !== "sent") });
+  },
+
+  /** The list on screen counts as the most recently opened: the last to be let go. */
+  shown(key: string): void {
+    if (openedOrder.at(-1) !== key) openedOrder = [...openedOrder.filter((k) => k !== key), key];
+  },
+
+  /** Asks for a narrow's first page now, while the event queue is being registered; the next open() of it uses the reply. */
+  prefetch(narrow: Narrow): void {
+    const reply = fetchMessages(narrow, "first_unread", FIRST_PAGE, FIRST_PAGE);
+    reply.catch(() => undefined);
+    early = { key: narrowKey(narrow), reply };
   },
 
   /** Opens a narrow's list: fetched around the first unread unless already held. */
@@ -110,23 +171,53 @@ export const messagesStore = {
     const key = narrowKey(narrow);
     const existing = useMessages.getState().lists[key];
     if (existing && !force && !existing.error) return;
+    const prefetched = early?.key === key ? early.reply : null;
+    early = null;
     const gen = generation;
-    useMessages.setState((s) => ({
-      lists: {
+    openedOrder = [...openedOrder.filter((k) => k !== key), key];
+    const dropped = openedOrder.slice(0, Math.max(0, openedOrder.length - MAX_LISTS));
+    openedOrder = openedOrder.slice(dropped.length);
+    useMessages.setState((s) => {
+      const lists: Record<string, MessageList> = {
         ...s.lists,
         [key]: { narrow, ids: [], foundOldest: false, foundNewest: false, loading: true, loadingOlder: false, loadingNewer: false, error: null, anchorId: null },
-      },
-    }));
+      };
+      for (const k of dropped) delete lists[k];
+      return dropped.length > 0 ? { lists, byId: heldOnly(s.byId, lists, s.outbox) } : { lists };
+    });
     try {
-      const reply = await fetchMessages(narrow, "first_unread", FIRST_PAGE, FIRST_PAGE);
+      const reply = await (prefetched ?? fetchMessages(narrow, "first_unread", FIRST_PAGE, FIRST_PAGE));
       if (gen !== generation) return;
       storeMessages(reply.messages);
       const ids = reply.messages.map((m) => m.id);
       const anchorId = reply.found_anchor ? reply.anchor : (ids.at(-1) ?? null);
+      if (reply.found_newest) {
+        // Messages whose events came while the page was on its way (addMessage skips a list still loading).
+        const newest = ids.at(-1) ?? 0;
+        const me = selfId();
+        for (const m of Object.values(useMessages.getState().byId)) if (m.id > newest && messageMatches(narrow, m, me) === true) ids.push(m.id);
+      }
       patchList(key, () => ({ ids: sortedUnique(ids), foundOldest: reply.found_oldest, foundNewest: reply.found_newest, loading: false, anchorId }));
+      // A message sent after that read of the history but before the event queue existed would be in
+      // neither: ask once more for what follows the newest message read.
+      if (prefetched && reply.found_newest) void this.catchUp(key, gen);
     } catch (error) {
       if (gen !== generation) return;
       patchList(key, () => ({ loading: false, error: error instanceof Error ? error.message : String(error) }));
+    }
+  },
+
+  async catchUp(key: string, gen: number): Promise<void> {
+    const list = useMessages.getState().lists[key];
+    if (!list) return;
+    const last = list.ids.at(-1);
+    try {
+      const reply = await fetchMessages(list.narrow, last ?? "oldest", 0, PAGE, last === undefined);
+      if (gen !== generation || reply.messages.length === 0) return;
+      storeMessages(reply.messages);
+      replaceGrownList(key, "newest", (l) => ({ ids: sortedUnique([...l.ids, ...reply.messages.map((m) => m.id)]), foundNewest: l.foundNewest && reply.found_newest }));
+    } catch {
+      // The list stands as read; the next event queue's reload fetches it again.
     }
   },
 
@@ -139,7 +230,7 @@ export const messagesStore = {
       const reply = await fetchMessages(list.narrow, list.ids[0]!, PAGE, 0, false);
       if (gen !== generation) return;
       storeMessages(reply.messages);
-      patchList(key, (l) => ({ ids: sortedUnique([...reply.messages.map((m) => m.id), ...l.ids]), foundOldest: reply.found_oldest, loadingOlder: false }));
+      replaceGrownList(key, "oldest", (l) => ({ ids: sortedUnique([...reply.messages.map((m) => m.id), ...l.ids]), foundOldest: reply.found_oldest, loadingOlder: false }));
     } catch (error) {
       if (gen !== generation) return;
       patchList(key, () => ({ loadingOlder: false, error: error instanceof Error ? error.message : String(error) }));
@@ -155,7 +246,7 @@ export const messagesStore = {
       const reply = await fetchMessages(list.narrow, list.ids.at(-1)!, 0, PAGE, false);
       if (gen !== generation) return;
       storeMessages(reply.messages);
-      patchList(key, (l) => ({ ids: sortedUnique([...l.ids, ...reply.messages.map((m) => m.id)]), foundNewest: reply.found_newest, loadingNewer: false }));
+      replaceGrownList(key, "newest", (l) => ({ ids: sortedUnique([...l.ids, ...reply.messages.map((m) => m.id)]), foundNewest: reply.found_newest, loadingNewer: false }));
     } catch (error) {
       if (gen !== generation) return;
       patchList(key, () => ({ loadingNewer: false, error: error instanceof Error ? error.message : String(error) }));
@@ -173,10 +264,13 @@ export const messagesStore = {
         if (!list.foundNewest || list.loading) continue;
         if (messageMatches(list.narrow, message, me) !== true) continue;
         if (list.ids.includes(message.id)) continue;
-        lists[key] = { ...list, ids: sortedUnique([...list.ids, message.id]) };
+        // A page's worth of slack: a busy conversation is trimmed once a page, not on every message.
+        lists[key] = trimmed({ ...list, ids: sortedUnique([...list.ids, message.id]) }, "newest", PAGE);
       }
       const outbox = s.outbox.filter((o) => o.localId !== localId && o.messageId !== message.id);
-      return { byId: { ...s.byId, [message.id]: message }, lists, outbox };
+      const byId = { ...s.byId, [message.id]: message };
+      const trimmedAny = Object.keys(lists).some((key) => lists[key]!.ids.length < (s.lists[key]?.ids.length ?? 0));
+      return { byId: trimmedAny ? heldOnly(byId, lists, outbox) : byId, lists, outbox };
     });
   },
 

@@ -22,7 +22,28 @@ function signedOut(): void {
 
 setUnauthorizedHandler(signedOut);
 
+/** Where the server writes the signed-in session into the page (src/routes/web-client.ts). */
+const SESSION_ELEMENT_ID = "parley-session";
+
 export const sessionStore = {
+  /**
+   * The session the server wrote into the page, if it did (the browser was
+   * signed in when it asked for the page): signed in at once, no round trip.
+   */
+  fromPage(): boolean {
+    const element = document.getElementById(SESSION_ELEMENT_ID);
+    if (!element?.textContent) return false;
+    try {
+      const session = JSON.parse(element.textContent) as { user_id: number; email: string; csrf_token: string };
+      setCsrfToken(session.csrf_token);
+      useSession.setState({ status: "signed-in", user: { user_id: session.user_id, email: session.email } });
+      return true;
+    } catch {
+      return false;
+    } finally {
+      element.remove();
+    }
+  },
   async check(): Promise<void> {
     try {
       const reply = await api.get<{ user_id: number; email: string; csrf_token: string }>("/session", {}, { quietUnauthorized: true });

@@ -7,8 +7,9 @@ import { MainView } from "./MainView.tsx";
 
 export function App() {
   const status = useSession((s) => s.status);
+  // Asked only when the page did not come with the session written in (src/routes/web-client.ts).
   useEffect(() => {
-    void sessionStore.check();
+    if (useSession.getState().status === "checking") void sessionStore.check();
   }, []);
   useEffect(() => {
     if (status !== "signed-in") return;

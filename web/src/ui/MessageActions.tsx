@@ -32,7 +32,6 @@ import { userName } from "../model/users.ts";
 import { Dialog } from "./Dialog.tsx";
 import { NewDmDialog } from "./NewDmDialog.tsx";
 import { Popover } from "./Popover.tsx";
-import "../styles/actions.css";
 
 const EmojiPicker = lazy(() => import("./EmojiPicker.tsx"));
 

@@ -201,6 +201,7 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
   // Fetched when first shown, and again whenever the store dropped it (a new event queue, a move or star it could not apply in place).
   const missing = list === undefined;
   useEffect(() => {
+    messagesStore.shown(key);
     if (missing) void messagesStore.open(narrow);
   }, [key, missing]); // eslint-disable-line react-hooks/exhaustive-deps
 
@@ -238,14 +239,25 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
     virtualizer.scrollToIndex(anchorIsLast ? rows.length - 1 : index, { align: anchorIsLast ? "end" : "start" });
   }, [list, key, rows, virtualizer]);
 
-  // Older messages put on top keep the ones on screen where they were.
+  // Rows added or let go above the view (older pages, a trimmed list) keep the rows on screen where
+  // they were: the first row showing is noted at each scroll, and put back at its place when the
+  // list's first row changes. (Rows measured later above the view are the virtualizer's to adjust.)
+  const pinned = useRef<{ key: string; offset: number } | null>(null);
+  const pinFirstVisible = () => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const item = virtualizer.getVirtualItems().find((i) => i.end > el.scrollTop);
+    pinned.current = item ? { key: String(item.key), offset: item.start - el.scrollTop } : null;
+  };
   const firstKey = useRef<string | null>(null);
   useLayoutEffect(() => {
     const previous = firstKey.current;
     firstKey.current = rows[0]?.key ?? null;
-    if (previous === null || scrolledFor.current !== key) return;
-    const index = rows.findIndex((r) => r.key === previous);
-    if (index > 0) virtualizer.scrollToIndex(index, { align: "start" });
+    if (previous === null || previous === firstKey.current || scrolledFor.current !== key || !pinned.current) return;
+    const index = rows.findIndex((r) => r.key === pinned.current!.key);
+    if (index < 0) return;
+    const start = virtualizer.getOffsetForIndex(index, "start")?.[0];
+    if (start !== undefined) virtualizer.scrollToOffset(start - pinned.current.offset);
   }, [rows, key, virtualizer]);
 
   // New messages at the end: follow them when the view was at the bottom.
@@ -298,6 +310,7 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
     const el = scrollRef.current;
     if (!el) return;
     atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    pinFirstVisible();
     if (el.scrollTop < 400 && list && !list.foundOldest) void messagesStore.loadOlder(key);
     if (atBottom.current && list && !list.foundNewest) void messagesStore.loadNewer(key);
     checkSeen();
