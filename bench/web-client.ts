@@ -111,20 +111,22 @@ export async function measureWebClient(input: WebBenchInput, onProgress: (line: 
     const page = await context.newPage();
     await page.goto(`${input.base}/#narrow/channel/${input.latencyChannel.id}-x`);
     await page.locator('[role="log"][aria-label="Messages"]').waitFor({ timeout: 60_000 });
-    await page.evaluate(() => {
+    // Probes of this run only (a kept database may hold an earlier run's).
+    const runTag = Date.now().toString(36);
+    await page.evaluate((tag) => {
       const seen: Record<string, number> = {};
       (window as unknown as { __seen: Record<string, number> }).__seen = seen;
       new MutationObserver(() => {
         for (const article of document.querySelectorAll('[role="log"] article[data-message-id]')) {
-          const match = /latency-probe-(\d+)/.exec(article.textContent ?? "");
+          const match = new RegExp(`latency-probe-${tag}-(\\d+)`).exec(article.textContent ?? "");
           if (match && seen[match[1]!] === undefined) seen[match[1]!] = Date.now();
         }
       }).observe(document.body, { childList: true, subtree: true, characterData: true });
-    });
+    }, runTag);
     const latencyMs: number[] = [];
     const auth = `Basic ${Buffer.from(`${input.sender.email}:${input.sender.apiKey}`).toString("base64")}`;
     for (let n = 0; n < 30; n++) {
-      const body = new URLSearchParams({ type: "stream", to: String(input.latencyChannel.id), topic: "latency", content: `latency-probe-${n}` });
+      const body = new URLSearchParams({ type: "stream", to: String(input.latencyChannel.id), topic: "latency", content: `latency-probe-${runTag}-${n}` });
       const reply = await fetch(`${input.base}/api/v1/messages`, { method: "POST", headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" }, body });
       const returned = Date.now();
       if (reply.status !== 200) throw new Error(`send: ${reply.status} ${await reply.text()}`);

@@ -277,8 +277,9 @@ describe("web client", () => {
     const history = await createChannel("history", [t.users.member, t.users.admin]);
     // More than the client holds of one list (MAX_LIST_LENGTH, 1,000): scrolling back lets the newest go.
     const total = 1150;
+    const idOf = new Map<number, number>();
     for (let i = 1; i <= total; i += 25) {
-      await Promise.all(Array.from({ length: Math.min(25, total - i + 1) }, (_, k) => send(t.users.admin, history, "archive", `History line ${i + k}`)));
+      await Promise.all(Array.from({ length: Math.min(25, total - i + 1) }, async (_, k) => idOf.set(i + k, await send(t.users.admin, history, "archive", `History line ${i + k}`))));
     }
     assertSuccess(await t.api(t.users.member, "POST", "/mark_stream_as_read", { stream_id: history }));
     const max = await newPage();
@@ -309,6 +310,23 @@ describe("web client", () => {
     }, 60_000);
     assert.ok(askedNewer.length > 0, "the newest end was fetched again");
     assert.ok((await rendered()) < 60, `${await rendered()} rows in the DOM after scrolling down`);
+
+    // A message's /near/ link (as "Copy link" writes it): the list around that message, which is
+    // selected and on screen; in a new page, and from a list that does not hold it.
+    const selected = () => max.locator("article.message.selected").getAttribute("data-message-id");
+    const nearHash = (line: number) => `#narrow/channel/${history}-history/topic/archive/near/${idOf.get(line)}`;
+    const onScreen = async (line: number) => {
+      const box = await max.getByText(`History line ${line}`, { exact: true }).boundingBox();
+      const view = await list.boundingBox();
+      return box !== null && view !== null && box.y >= view.y && box.y + box.height <= view.y + view.height;
+    };
+    await max.evaluate((hash) => (window.location.hash = hash), nearHash(400));
+    await waitFor("message 400 selected", async () => (await selected()) === String(idOf.get(400)));
+    await waitFor("message 400 on screen", () => onScreen(400));
+    const fresh = await newPage();
+    await h.logIn(fresh, t.users.member, nearHash(777));
+    await waitFor("message 777 selected in a new page", async () => (await fresh.locator("article.message.selected").getAttribute("data-message-id")) === String(idOf.get(777)));
+    assert.ok(await fresh.getByText("History line 777", { exact: true }).isVisible());
     assert.deepEqual(pageErrors, []);
   });
 

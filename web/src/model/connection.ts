@@ -81,7 +81,7 @@ function load(initial: RegisterResponse): Promise<void> {
   useConnection.setState({ queueId: initial.queue_id, loaded: true });
   readLocation();
   const view = useNavigation.getState().view;
-  return view.kind === "messages" ? messagesStore.open(view.narrow, true) : Promise.resolve();
+  return view.kind === "messages" ? messagesStore.open(view.narrow, true, view.near) : Promise.resolve();
 }
 
 /** The open narrow's first page, asked for beside POST /register rather than after it. */
@@ -89,7 +89,7 @@ function prefetchOpenNarrow(): void {
   const selfId = useUsers.getState().selfId || useSession.getState().user?.user_id;
   if (!selfId) return;
   const view = parseHash(window.location.hash, selfId);
-  if (view.kind === "messages") messagesStore.prefetch(view.narrow);
+  if (view.kind === "messages") messagesStore.prefetch(view.narrow, view.near);
 }
 
 async function reportPresence(): Promise<void> {

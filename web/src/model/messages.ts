@@ -144,7 +144,7 @@ let localCounter = 0;
  * /register, to save a round trip at start): open() takes it instead of
  * asking again.
  */
-let early: { key: string; reply: Promise<FetchReply> } | null = null;
+let early: { key: string; anchor: number | "first_unread"; reply: Promise<FetchReply> } | null = null;
 
 export const messagesStore = {
   /** Forget everything (a new event queue: what we hold may have missed events). */
@@ -160,18 +160,22 @@ export const messagesStore = {
   },
 
   /** Asks for a narrow's first page now, while the event queue is being registered; the next open() of it uses the reply. */
-  prefetch(narrow: Narrow): void {
-    const reply = fetchMessages(narrow, "first_unread", FIRST_PAGE, FIRST_PAGE);
+  prefetch(narrow: Narrow, anchor: number | "first_unread" = "first_unread"): void {
+    const reply = fetchMessages(narrow, anchor, FIRST_PAGE, FIRST_PAGE);
     reply.catch(() => undefined);
-    early = { key: narrowKey(narrow), reply };
+    early = { key: narrowKey(narrow), anchor, reply };
   },
 
-  /** Opens a narrow's list: fetched around the first unread unless already held. */
-  async open(narrow: Narrow, force = false): Promise<void> {
+  /**
+   * Opens a narrow's list unless already held: fetched around the first
+   * unread, or around a message (a /near/ID link; then fetched again even
+   * when held).
+   */
+  async open(narrow: Narrow, force = false, anchor: number | "first_unread" = "first_unread"): Promise<void> {
     const key = narrowKey(narrow);
     const existing = useMessages.getState().lists[key];
     if (existing && !force && !existing.error) return;
-    const prefetched = early?.key === key ? early.reply : null;
+    const prefetched = early?.key === key && early.anchor === anchor ? early.reply : null;
     early = null;
     const gen = generation;
     openedOrder = [...openedOrder.filter((k) => k !== key), key];
@@ -186,7 +190,7 @@ export const messagesStore = {
       return dropped.length > 0 ? { lists, byId: heldOnly(s.byId, lists, s.outbox) } : { lists };
     });
     try {
-      const reply = await (prefetched ?? fetchMessages(narrow, "first_unread", FIRST_PAGE, FIRST_PAGE));
+      const reply = await (prefetched ?? fetchMessages(narrow, anchor, FIRST_PAGE, FIRST_PAGE));
       if (gen !== generation) return;
       storeMessages(reply.messages);
       const ids = reply.messages.map((m) => m.id);

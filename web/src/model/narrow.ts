@@ -16,7 +16,7 @@ export type Narrow =
   | { kind: "search"; query: string };
 
 /** The views: the inbox, a message list, and the pages that are not message lists. */
-export type View = { kind: "inbox" } | { kind: "messages"; narrow: Narrow } | { kind: "channels" } | { kind: "people" } | { kind: "settings" } | { kind: "organization" };
+export type View = { kind: "inbox" } | { kind: "messages"; narrow: Narrow; near?: number } | { kind: "channels" } | { kind: "people" } | { kind: "settings" } | { kind: "organization" };
 
 /** Zulip's hashes of the pages that are not message lists. */
 const PAGE_HASHES = { channels: "#channels/all", people: "#people", settings: "#settings/profile", organization: "#organization/organization-profile" } as const;
@@ -77,8 +77,18 @@ function leadingId(operand: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** Reads a location hash; unknown or empty hashes are the inbox. */
+/**
+ * Reads a location hash; unknown or empty hashes are the inbox. A message
+ * list's hash may end in /near/ID (or /with/ID): the list opens around that
+ * message.
+ */
 export function parseHash(hash: string, selfId: number): View {
+  const view = parseViewHash(hash, selfId);
+  const near = /^#?narrow\/(?:.*\/)?(?:near|with)\/(\d+)(?:\/|$)/.exec(hash)?.[1];
+  return view.kind === "messages" && near !== undefined ? { ...view, near: Number(near) } : view;
+}
+
+function parseViewHash(hash: string, selfId: number): View {
   const path = hash.replace(/^#/, "");
   if (path === "feed" || path === "all_messages") return { kind: "messages", narrow: { kind: "all" } };
   const page = path.split("/")[0];

@@ -111,7 +111,7 @@ export function MainView() {
           <Organization />
         ) : (
           <>
-            <MessageList narrow={view.narrow} />
+            <MessageList narrow={view.narrow} near={view.near} />
             <TypingNotice narrow={view.narrow} />
             <Compose narrow={view.narrow} />
           </>

@@ -188,7 +188,7 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
   );
 });
 
-export function MessageList({ narrow }: { narrow: Narrow }) {
+export function MessageList({ narrow, near }: { narrow: Narrow; near?: number }) {
   const key = narrowKey(narrow);
   const list = useMessages((s) => s.lists[key]);
   const byId = useMessages((s) => s.byId);
@@ -202,7 +202,7 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
   const missing = list === undefined;
   useEffect(() => {
     messagesStore.shown(key);
-    if (missing) void messagesStore.open(narrow);
+    if (missing) void messagesStore.open(narrow, false, near);
   }, [key, missing]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const rows = useMemo(() => {
@@ -234,10 +234,37 @@ export function MessageList({ narrow }: { narrow: Narrow }) {
     if (!list || list.loading || scrolledFor.current === key || rows.length === 0) return;
     scrolledFor.current = key;
     const index = list.anchorId === null ? -1 : rows.findIndex((r) => r.message.id === list.anchorId);
+    if (near !== undefined && list.anchorId === near && index >= 0) {
+      // Opened around a linked message: it goes in the middle, selected.
+      atBottom.current = false;
+      messageUi.select(near);
+      virtualizer.scrollToIndex(index, { align: "center" });
+      return;
+    }
     const anchorIsLast = index === rows.length - 1 || index < 0;
     atBottom.current = anchorIsLast;
     virtualizer.scrollToIndex(anchorIsLast ? rows.length - 1 : index, { align: anchorIsLast ? "end" : "start" });
   }, [list, key, rows, virtualizer]);
+
+  // A /near/ID link: that message selected and scrolled to, the list fetched around it unless it holds it.
+  const nearDone = useRef<string | null>(null);
+  useLayoutEffect(() => {
+    if (near === undefined || !list || list.loading) return;
+    const target = `${key}@${near}`;
+    if (nearDone.current === target) return;
+    nearDone.current = target;
+    const index = rows.findIndex((r) => r.message.id === near);
+    if (index < 0) {
+      // Not held (or scrolled far from it): the list around it, whose opening scrolls there.
+      scrolledFor.current = null;
+      void messagesStore.open(narrow, true, near);
+      return;
+    }
+    scrolledFor.current = key;
+    atBottom.current = false;
+    messageUi.select(near);
+    virtualizer.scrollToIndex(index, { align: "center" });
+  }, [near, key, list, rows, virtualizer]); // eslint-disable-line react-hooks/exhaustive-deps
 
   // Rows added or let go above the view (older pages, a trimmed list) keep the rows on screen where
   // they were: the first row showing is noted at each scroll, and put back at its place when the
