@@ -283,6 +283,33 @@ describe("web client: message actions and keyboard", () => {
     assert.deepEqual(pageErrors, []);
   });
 
+  test("n visits unread topics as Zulip does: most recent first within a channel, then the next channel", async () => {
+    const t = h.t;
+    // Channel names sort "nx-a" before "nx-b" in the sidebar.
+    // Someone with no unread messages from the other tests.
+    const nora = await t.createUser("Nora Next");
+    const a = await createChannel("nx-a", [nora, t.users.admin]);
+    const b = await createChannel("nx-b", [nora, t.users.admin]);
+    await send(t.users.admin, a, "alpha", "an older topic");
+    await send(t.users.admin, a, "zulu", "the newest topic of nx-a");
+    await send(t.users.admin, b, "bravo", "in the next channel");
+    const max = await newPage();
+    // From the inbox, which reads nothing.
+    await logIn(max, nora, "#inbox");
+    const hashOf = (streamId: number, name: string, topic: string) => `#narrow/channel/${streamId}-${name}/topic/${topic}`;
+    const visits: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const before = await max.evaluate(() => location.hash);
+      await max.locator("body").press("n");
+      await max.waitForFunction((previous) => location.hash !== previous, before);
+      // Its messages are seen (read) before n goes on.
+      await waitFor("the topic read", async () => (await max.locator("article.message.unread").count()) === 0 && (await max.locator("article.message").count()) > 0);
+      visits.push(await max.evaluate(() => decodeURIComponent(location.hash)));
+    }
+    assert.deepEqual(visits, [hashOf(a, "nx-a", "zulu"), hashOf(a, "nx-a", "alpha"), hashOf(b, "nx-b", "bravo")]);
+    assert.deepEqual(pageErrors, []);
+  });
+
   test("report a message to the moderators", async () => {
     const mods = await createChannel("moderation", [t.users.admin, t.users.moderator], { invite_only: true });
     assertSuccess(await t.api(t.users.admin, "PATCH", "/realm", { moderation_request_channel_id: mods }));

@@ -11,6 +11,8 @@ export type UnreadLocation = { kind: "stream"; streamId: number; topic: string }
 export interface TopicCount {
   topic: string;
   count: number;
+  /** The newest unread message's id: how recent the topic is, when its whole history is not known. */
+  maxId: number;
 }
 
 export interface UnreadCounts {
@@ -46,8 +48,9 @@ function recount(): void {
       counts.byStream[loc.streamId] = (counts.byStream[loc.streamId] ?? 0) + 1;
       const topics = (counts.byTopic[loc.streamId] ??= {});
       const key = loc.topic.toLowerCase();
-      const entry = (topics[key] ??= { topic: loc.topic, count: 0 });
+      const entry = (topics[key] ??= { topic: loc.topic, count: 0, maxId: 0 });
       entry.count += 1;
+      entry.maxId = Math.max(entry.maxId, id);
     } else {
       counts.byDm[loc.key] = (counts.byDm[loc.key] ?? 0) + 1;
       counts.dmTotal += 1;

@@ -13,6 +13,7 @@ import { useMessages } from "../model/messages.ts";
 import { navigate, useNavigation } from "../model/navigation.ts";
 import { narrowKey, type Narrow } from "../model/narrow.ts";
 import { canEditContent } from "../model/permissions.ts";
+import { useTopics } from "../model/topics.ts";
 import { useUnreads } from "../model/unreads.ts";
 import { openSearch } from "./SearchBox.tsx";
 
@@ -84,14 +85,18 @@ function sortedChannels(): number[] {
 export function nextUnreadTopic(): Narrow | null {
   const channels = useChannels.getState();
   const byTopic = useUnreads.getState().counts.byTopic;
-  const order: { streamId: number; topic: string }[] = [];
+  const known = useTopics.getState().byStream;
+  const order: { streamId: number; topic: string; recency: number }[] = [];
   for (const streamId of sortedChannels()) {
     if (channels.subscriptions[streamId]?.is_muted) continue;
+    // Zulip's order: channels as the sidebar lists them, topics most recent first (the topic's newest
+    // message when the channel's topics were fetched, else its newest unread).
+    const latest = new Map((known[streamId] ?? []).map((t) => [t.name.toLowerCase(), t.maxId]));
     const topics = Object.values(byTopic[streamId] ?? {})
       .filter((t) => t.count > 0 && !isTopicMuted(channels, streamId, t.topic))
-      .map((t) => t.topic)
-      .sort((a, b) => a.localeCompare(b));
-    for (const topic of topics) order.push({ streamId, topic });
+      .map((t) => ({ topic: t.topic, recency: Math.max(t.maxId, latest.get(t.topic.toLowerCase()) ?? 0) }))
+      .sort((a, b) => b.recency - a.recency);
+    for (const { topic, recency } of topics) order.push({ streamId, topic, recency });
   }
   if (order.length === 0) return null;
   const narrow = currentNarrow();
@@ -101,7 +106,11 @@ export function nextUnreadTopic(): Narrow | null {
     if (here >= 0) start = here + 1;
     else {
       const channelOrder = sortedChannels();
-      const after = order.findIndex((o) => channelOrder.indexOf(o.streamId) > channelOrder.indexOf(narrow.streamId) || (o.streamId === narrow.streamId && o.topic.localeCompare(narrow.topic) > 0));
+      // The open topic has nothing unread: the next one after it (less recent in its channel, then the next channels).
+      const openRecency = known[narrow.streamId]?.find((t) => t.name.toLowerCase() === narrow.topic.toLowerCase())?.maxId ?? Infinity;
+      const after = order.findIndex(
+        (o) => (o.streamId === narrow.streamId && o.recency < openRecency) || channelOrder.indexOf(o.streamId) > channelOrder.indexOf(narrow.streamId),
+      );
       start = after >= 0 ? after : 0;
     }
   } else if (narrow?.kind === "channel") {
