@@ -141,6 +141,15 @@ describe("web client: rendered content", () => {
     const reaction = page.getByRole("button", { name: "parley_dot: 1" });
     await waitFor("the reaction's emoji image loaded", () => reaction.locator("img").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth === 16));
     assert.equal(await page.getByRole("button", { name: "thumbs_up: 1" }).textContent(), "👍 1");
+    // An emoji added while the page is open (a realm_emoji event) is in the picker at once.
+    await postFile("/realm/emoji/parley_star", t.users.admin, "star.png");
+    const row = page.locator(`article[data-message-id="${msg}"]`);
+    await row.hover();
+    await row.getByRole("button", { name: "Add emoji reaction" }).click();
+    await page.getByLabel("Search emoji").fill("parley");
+    await page.getByRole("button", { name: "parley_star", exact: true }).waitFor();
+    await page.getByRole("button", { name: "parley_dot", exact: true }).waitFor();
+    await page.keyboard.press("Escape");
 
     // Table and highlighted code.
     await page.locator(".rendered_markdown table td", { hasText: "Pear" }).waitFor();

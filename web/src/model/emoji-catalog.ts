@@ -3,8 +3,7 @@
 // Unicode's categories and order with emojibase's data (only loaded with the
 // picker), plus the organization's custom emoji.
 import compact from "emojibase-data/en/compact.json";
-import { emojiStore } from "./emoji.ts";
-import { usePermissions } from "./permissions.ts";
+import { emojiStore, type RealmEmoji } from "./emoji.ts";
 
 export interface CatalogEmoji {
   /** The server's first name for it. */
@@ -70,7 +69,7 @@ async function build(): Promise<Category[]> {
 }
 
 /** The organization's active custom emoji, as they are now (realm_emoji events change them). */
-export function customEmoji(realmEmoji: ReturnType<typeof usePermissions.getState>["realmEmoji"]): CatalogEmoji[] {
+export function customEmoji(realmEmoji: Record<string, RealmEmoji>): CatalogEmoji[] {
   return Object.values(realmEmoji)
     .filter((e) => !e.deactivated)
     .sort((a, b) => a.name.localeCompare(b.name))

@@ -13,11 +13,12 @@ export interface EmojiEntry {
   url?: string;
 }
 
-interface RealmEmoji {
+export interface RealmEmoji {
   id: string;
   name: string;
   source_url: string;
   deactivated: boolean;
+  still_url?: string | null;
 }
 
 export interface EmojiState {

@@ -1,6 +1,6 @@
 // What you may do to a message: the organization's message settings and
-// permission groups from /register (realm_* settings, realm_user_groups,
-// realm_emoji), kept current by realm, user_group and realm_emoji events.
+// permission groups from /register (realm_* settings, realm_user_groups),
+// kept current by realm and user_group events.
 // The server decides in the end; these rules only decide which actions the
 // menu offers, the way Zulip's web app does.
 import { create } from "zustand";
@@ -19,14 +19,6 @@ export interface UserGroup {
   deactivated?: boolean;
 }
 
-export interface RealmEmoji {
-  id: string;
-  name: string;
-  source_url: string;
-  deactivated: boolean;
-  still_url?: string | null;
-}
-
 export interface ReportType {
   key: string;
   name: string;
@@ -36,7 +28,6 @@ export interface PermissionsState {
   /** realm_* settings by name without the prefix (only the ones read here). */
   settings: Record<string, unknown>;
   groups: Record<number, UserGroup>;
-  realmEmoji: Record<string, RealmEmoji>;
   reportTypes: ReportType[];
   /** Deactivated users (realm_non_active_users; realm_user events), who cannot be written to. */
   deactivated: Record<number, true>;
@@ -60,7 +51,7 @@ const SETTINGS = [
   "mandatory_topics",
 ];
 
-export const usePermissions = create<PermissionsState>(() => ({ settings: {}, groups: {}, realmEmoji: {}, reportTypes: [], deactivated: {} }));
+export const usePermissions = create<PermissionsState>(() => ({ settings: {}, groups: {}, reportTypes: [], deactivated: {} }));
 
 export const permissionsStore = {
   load(initial: RegisterResponse): void {
@@ -72,7 +63,6 @@ export const permissionsStore = {
     usePermissions.setState({
       settings,
       groups,
-      realmEmoji: (raw.realm_emoji as Record<string, RealmEmoji> | undefined) ?? {},
       reportTypes: (raw.server_report_message_types as ReportType[] | undefined) ?? [],
       deactivated: Object.fromEntries(((raw.realm_non_active_users as { user_id: number }[] | undefined) ?? []).map((u) => [u.user_id, true as const])),
     });
@@ -84,9 +74,6 @@ export const permissionsStore = {
       case "realm":
         if (event.op === "update" && SETTINGS.includes(event.property)) this.setSetting(event.property, event.value);
         if (event.op === "update_dict") for (const [k, v] of Object.entries((event.data ?? {}) as Record<string, unknown>)) if (SETTINGS.includes(k)) this.setSetting(k, v);
-        break;
-      case "realm_emoji":
-        if (event.op === "update") usePermissions.setState({ realmEmoji: event.realm_emoji ?? {} });
         break;
       case "realm_user":
         if (event.op === "remove" || (event.op === "update" && event.person?.is_active === false)) this.setDeactivated(event.person.user_id, true);

@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { customEmoji, loadEmojiCatalog, type CatalogEmoji, type Category } from "../model/emoji-catalog.ts";
 import type { EmojiChoice } from "../model/message-actions.ts";
-import { usePermissions } from "../model/permissions.ts";
+import { useEmoji } from "../model/emoji.ts";
 
 const COLUMNS = 8;
 
@@ -12,7 +12,7 @@ export default function EmojiPicker({ onPick, isChosen }: { onPick: (emoji: Emoj
   const [categories, setCategories] = useState<Category[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [query, setQuery] = useState("");
-  const realmEmoji = usePermissions((s) => s.realmEmoji);
+  const realmEmoji = useEmoji((s) => s.realm);
   const gridRef = useRef<HTMLDivElement>(null);
   const searchRef = useRef<HTMLInputElement>(null);
 
