@@ -64,8 +64,24 @@ describe("web client: rendered content", () => {
     await poll(bob).getByRole("button", { name: "Vote for Tacos (1 vote)" }).waitFor();
     await poll(bob).getByRole("button", { name: "Vote for Pizza (0 votes)" }).waitFor();
 
+    // The poll's author (Bob) edits its question; Ada sees it change and cannot edit it herself.
+    assert.equal(await poll(ada).getByRole("button", { name: "Edit poll question" }).count(), 0);
+    await poll(bob).getByRole("button", { name: "Edit poll question" }).click();
+    await poll(bob).getByRole("textbox", { name: "poll question" }).fill("Where to eat on Friday?");
+    await poll(bob).getByRole("button", { name: "Save" }).click();
+    await poll(ada).getByRole("heading", { name: "Where to eat on Friday?" }).waitFor();
+    // Escape leaves the edit without sending anything.
+    await poll(bob).getByRole("button", { name: "Edit poll question" }).click();
+    await poll(bob).getByRole("textbox", { name: "poll question" }).press("Escape");
+    await poll(bob).getByRole("heading", { name: "Where to eat on Friday?" }).waitFor();
+
     const todo = (p: Page) => p.locator(".todo-widget");
     await todo(ada).getByRole("heading", { name: "Before lunch" }).waitFor();
+    assert.equal(await todo(ada).getByRole("button", { name: "Edit task list title" }).count(), 0);
+    await todo(bob).getByRole("button", { name: "Edit task list title" }).click();
+    await todo(bob).getByRole("textbox", { name: "task list title" }).fill("Before the Friday lunch");
+    await todo(bob).getByRole("textbox", { name: "task list title" }).press("Enter");
+    await todo(ada).getByRole("heading", { name: "Before the Friday lunch" }).waitFor();
     const book = (p: Page) => todo(p).getByRole("checkbox", { name: "Book table: for six" });
     // A click sends the tick; the box shows it when the server's event comes back.
     await book(ada).click();
@@ -88,6 +104,33 @@ describe("web client: rendered content", () => {
     const subs = assertSuccess(await t.api(t.users.member, "GET", "/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: [{ operator: "channel", operand: stream }] }));
     assert.equal(subs.messages.length, 2);
     assert.ok(subs.messages[0].submessages.length >= 4, "votes and the new option were stored as submessages");
+    assert.deepEqual(h.pageErrors, []);
+  });
+
+  test("a bot's zform: its heading and choices; a click sends the choice's reply to the conversation", async () => {
+    const t = h.t;
+    const stream = await h.createChannel("quiz", [t.users.member, t.users.admin]);
+    const zform = {
+      type: "choices",
+      heading: "Which planet is largest?",
+      choices: [
+        { type: "multiple_choice", short_name: "A", long_name: "Mars", reply: "answer A" },
+        { type: "multiple_choice", short_name: "B", long_name: "Jupiter", reply: "answer B" },
+      ],
+    };
+    assertSuccess(await t.api(t.users.admin, "POST", "/messages", { type: "stream", to: stream, topic: "round 1", content: "Question 1", widget_content: JSON.stringify({ widget_type: "zform", extra_data: zform }) }));
+    const ada = await h.newPage();
+    await h.logIn(ada, t.users.member);
+    await openTopic(ada, "quiz", "round 1");
+    const form = ada.locator(".zform-widget");
+    await form.getByRole("heading", { name: "Which planet is largest?" }).waitFor();
+    await form.getByRole("button", { name: "A Mars" }).waitFor();
+    await form.getByRole("button", { name: "B Jupiter" }).click();
+    await waitFor("the reply sent to the topic", async () => {
+      const newest = assertSuccess(await t.api(t.users.member, "GET", "/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [{ operator: "channel", operand: stream }] })).messages[0];
+      return newest.sender_id === t.users.member.id && newest.content === "<p>answer B</p>" && newest.subject === "round 1";
+    });
+    await ada.getByText("answer B", { exact: true }).waitFor();
     assert.deepEqual(h.pageErrors, []);
   });
 

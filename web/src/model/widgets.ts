@@ -67,7 +67,18 @@ export interface TodoList {
   tasks: Task[];
   nextIdx: number;
 }
-export type Widget = Poll | TodoList;
+/** Zulip's zform (sent by bots in widget_content): buttons, each sending its reply to the conversation. */
+export interface ZFormChoice {
+  shortName: string;
+  longName: string;
+  reply: string;
+}
+export interface ZForm {
+  kind: "zform";
+  heading: string;
+  choices: ZFormChoice[];
+}
+export type Widget = Poll | TodoList | ZForm;
 
 /** The widget the submessages describe, or null when they describe none this client knows. */
 export function widgetState(subs: Submessage[], selfId: number): Widget | null {
@@ -132,6 +143,15 @@ export function widgetState(subs: Submessage[], selfId: number): Widget | null {
       }
     }
     return todo;
+  }
+  if (head.widget_type === "zform" && extra.type === "choices" && Array.isArray(extra.choices)) {
+    const choices: ZFormChoice[] = [];
+    for (const c of extra.choices as Record<string, unknown>[]) {
+      if (c && typeof c.short_name === "string" && typeof c.long_name === "string" && typeof c.reply === "string") {
+        choices.push({ shortName: c.short_name, longName: c.long_name, reply: c.reply });
+      }
+    }
+    return { kind: "zform", heading: typeof extra.heading === "string" ? extra.heading : "", choices };
   }
   return null;
 }

@@ -1,11 +1,15 @@
-// Polls and todo lists drawn from a message's submessages (model/widgets.ts),
-// as Zulip's web app shows them in place of the message's text: votes, new
-// options, ticks and new tasks go to the server with POST /submessage and
-// come back to everyone in `submessage` events.
+// Polls, todo lists and bots' zforms drawn from a message's submessages
+// (model/widgets.ts), as Zulip's web app shows them in place of the message's
+// text: votes, new options, ticks, new tasks and the author's new question or
+// title go to the server with POST /submessage and come back to everyone in
+// `submessage` events; a zform's button sends its reply to the conversation.
 import { useMemo, useState } from "react";
 import { api } from "../api/client.ts";
 import type { Message } from "../api/types.ts";
-import { allSubmessages, useWidgets, widgetState, type Poll, type TodoList } from "../model/widgets.ts";
+import { useConnection } from "../model/connection.ts";
+import { messagesStore } from "../model/messages.ts";
+import { dmParticipants } from "../model/narrow.ts";
+import { allSubmessages, useWidgets, widgetState, type Poll, type TodoList, type ZForm } from "../model/widgets.ts";
 import { userName } from "../model/users.ts";
 
 function send(messageId: number, data: Record<string, unknown>, onError: (msg: string) => void): void {
@@ -22,7 +26,80 @@ export function useWidget(message: Message, selfId: number) {
 export function MessageWidget({ message, selfId, children }: { message: Message; selfId: number; children: React.ReactNode }) {
   const widget = useWidget(message, selfId);
   if (!widget) return children;
-  return widget.kind === "poll" ? <PollWidget messageId={message.id} poll={widget} selfId={selfId} /> : <TodoWidget messageId={message.id} todo={widget} />;
+  if (widget.kind === "poll") return <PollWidget messageId={message.id} poll={widget} selfId={selfId} />;
+  if (widget.kind === "todo") return <TodoWidget messageId={message.id} todo={widget} selfId={selfId} />;
+  return <ZFormWidget message={message} form={widget} selfId={selfId} />;
+}
+
+/** The author's heading (a poll's question, a list's title), editable in place by the author alone. */
+function EditableHeading({ text, placeholder, label, canEdit, onSave, className }: { text: string; placeholder: string; label: string; canEdit: boolean; onSave: (text: string) => void; className: string }) {
+  const [draft, setDraft] = useState<string | null>(null);
+  if (draft === null) {
+    return (
+      <div className="widget-heading">
+        <h4 className={className}>{text || <span className="widget-placeholder">{placeholder}</span>}</h4>
+        {canEdit && (
+          <button type="button" className="widget-edit" aria-label={`Edit ${label}`} title={`Edit ${label}`} onClick={() => setDraft(text)}>
+            ✎
+          </button>
+        )}
+      </div>
+    );
+  }
+  const save = (e: React.FormEvent) => {
+    e.preventDefault();
+    const next = draft.trim();
+    if (next && next !== text) onSave(next);
+    setDraft(null);
+  };
+  return (
+    <form className="widget-heading editing" onSubmit={save}>
+      <input
+        value={draft}
+        onChange={(e) => setDraft(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            e.stopPropagation();
+            setDraft(null);
+          }
+        }}
+        aria-label={label}
+        maxLength={200}
+        autoFocus
+      />
+      <button type="submit" disabled={!draft.trim()}>
+        Save
+      </button>
+      <button type="button" onClick={() => setDraft(null)}>
+        Cancel
+      </button>
+    </form>
+  );
+}
+
+/** Zulip's zform: a heading and a button per choice; a click sends the choice's reply where the message is. */
+function ZFormWidget({ message, form, selfId }: { message: Message; form: ZForm; selfId: number }) {
+  const choose = (reply: string) => {
+    const queueId = useConnection.getState().queueId;
+    if (message.type === "stream" && message.stream_id !== undefined) {
+      const streamName = typeof message.display_recipient === "string" ? message.display_recipient : "";
+      void messagesStore.send({ type: "stream", streamId: message.stream_id, streamName, topic: message.subject }, reply, queueId);
+    } else {
+      void messagesStore.send({ type: "private", userIds: dmParticipants(message, selfId) }, reply, queueId);
+    }
+  };
+  return (
+    <div className="widget zform-widget">
+      {form.heading && <h4 className="zform-heading">{form.heading}</h4>}
+      <div className="zform-choices">
+        {form.choices.map((c, i) => (
+          <button type="button" key={i} className="zform-choice" onClick={() => choose(c.reply)}>
+            <span className="zform-short">{c.shortName}</span> {c.longName}
+          </button>
+        ))}
+      </div>
+    </div>
+  );
 }
 
 function PollWidget({ messageId, poll, selfId }: { messageId: number; poll: Poll; selfId: number }) {
@@ -37,7 +114,14 @@ function PollWidget({ messageId, poll, selfId }: { messageId: number; poll: Poll
   };
   return (
     <div className="widget poll-widget">
-      <h4 className="poll-question">{poll.question || <span className="widget-placeholder">No question</span>}</h4>
+      <EditableHeading
+        className="poll-question"
+        text={poll.question}
+        placeholder="No question"
+        label="poll question"
+        canEdit={poll.authorId === selfId}
+        onSave={(question) => send(messageId, { type: "question", question }, setError)}
+      />
       <ul className="poll-options">
         {poll.options.map((o) => {
           const mine = o.voters.includes(selfId);
@@ -73,7 +157,7 @@ function PollWidget({ messageId, poll, selfId }: { messageId: number; poll: Poll
   );
 }
 
-function TodoWidget({ messageId, todo }: { messageId: number; todo: TodoList }) {
+function TodoWidget({ messageId, todo, selfId }: { messageId: number; todo: TodoList; selfId: number }) {
   const [task, setTask] = useState("");
   const [desc, setDesc] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -92,7 +176,14 @@ function TodoWidget({ messageId, todo }: { messageId: number; todo: TodoList }) 
   };
   return (
     <div className="widget todo-widget">
-      <h4 className="todo-title">{todo.title || "Task list"}</h4>
+      <EditableHeading
+        className="todo-title"
+        text={todo.title}
+        placeholder="Task list"
+        label="task list title"
+        canEdit={todo.authorId === selfId}
+        onSave={(title) => send(messageId, { type: "new_task_list_title", title }, setError)}
+      />
       <ul className="todo-tasks">
         {todo.tasks.map((t) => (
           <li key={t.key} className={t.completed ? "done" : undefined}>
