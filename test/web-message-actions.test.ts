@@ -310,6 +310,50 @@ describe("web client: message actions and keyboard", () => {
     assert.deepEqual(pageErrors, []);
   });
 
+  test("the topic's header: rename in place, mark resolved and unresolved; hidden from those not allowed, live", async () => {
+    const t = h.t;
+    const ch = await createChannel("headers", [t.users.member, t.users.admin]);
+    const first = await send(t.users.admin, ch, "plans", "Plan one");
+    await send(t.users.admin, ch, "plans", "Plan two");
+    const adam = await newPage();
+    const max = await newPage();
+    await logIn(adam, t.users.admin, hashOf(ch, "headers"));
+    await logIn(max, t.users.member, hashOf(ch, "headers"));
+    const header = (p: Page) => p.locator(".recipient-header").first();
+    await header(adam).getByRole("link", { name: "plans" }).waitFor();
+
+    // Rename: Enter saves; everyone sees the new name; the messages moved on the server.
+    await header(adam).hover();
+    await header(adam).getByRole("button", { name: "Edit topic" }).click();
+    const input = adam.getByRole("textbox", { name: "New topic name" });
+    await input.fill("launch plans");
+    await adam.screenshot({ path: path.join(SCREENSHOTS, "topic-edit.png") });
+    await input.press("Enter");
+    await header(max).getByRole("link", { name: "launch plans" }).waitFor();
+    assert.equal((await fetchMessage(t.users.member, first)).subject, "launch plans");
+    // Escape leaves the editor without a change.
+    await header(adam).getByRole("button", { name: "Edit topic" }).click();
+    await adam.getByRole("textbox", { name: "New topic name" }).press("Escape");
+    await header(adam).getByRole("link", { name: "launch plans" }).waitFor();
+
+    // Resolve and unresolve (Max may: resolving is open to everyone by default).
+    await header(max).hover();
+    await max.screenshot({ path: path.join(SCREENSHOTS, "topic-actions.png") });
+    await header(max).getByRole("button", { name: "Mark as resolved" }).click();
+    await header(adam).getByRole("link", { name: "✔ launch plans" }).waitFor();
+    assert.equal((await fetchMessage(t.users.member, first)).subject, "✔ launch plans");
+    await header(adam).hover();
+    await header(adam).getByRole("button", { name: "Mark as unresolved" }).click();
+    await header(max).getByRole("link", { name: "launch plans", exact: true }).waitFor();
+
+    // The organization keeps topic moves and resolving to administrators: Max's buttons go, Adam's stay.
+    const groups = await t.systemGroupIds();
+    assertSuccess(await t.api(t.users.owner, "PATCH", "/realm", { can_move_messages_between_topics_group: { new: groups["role:administrators"] }, can_resolve_topics_group: { new: groups["role:administrators"] } }));
+    await waitFor("Max's topic buttons gone", async () => (await header(max).locator(".topic-action").count()) === 0);
+    assert.equal(await header(adam).getByRole("button", { name: "Edit topic" }).count(), 1);
+    assert.deepEqual(pageErrors, []);
+  });
+
   test("report a message to the moderators", async () => {
     const mods = await createChannel("moderation", [t.users.admin, t.users.moderator], { invite_only: true });
     assertSuccess(await t.api(t.users.admin, "PATCH", "/realm", { moderation_request_channel_id: mods }));

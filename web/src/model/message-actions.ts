@@ -139,19 +139,29 @@ export async function editContent(message: Message, content: string): Promise<vo
 
 export type PropagateMode = "change_one" | "change_later" | "change_all";
 
+/** Moves messages; without `notify`, the server's defaults say which threads get a notice. */
 export async function moveMessages(
   message: Message,
   change: { topic?: string; streamId?: number },
   propagateMode: PropagateMode,
-  notify: { old: boolean; new: boolean },
+  notify?: { old: boolean; new: boolean },
 ): Promise<void> {
   await api.patch(`/messages/${message.id}`, {
     ...(change.topic !== undefined ? { topic: change.topic } : {}),
     ...(change.streamId !== undefined ? { stream_id: change.streamId } : {}),
     propagate_mode: propagateMode,
-    send_notification_to_old_thread: notify.old,
-    send_notification_to_new_thread: notify.new,
+    ...(notify ? { send_notification_to_old_thread: notify.old, send_notification_to_new_thread: notify.new } : {}),
   });
+}
+
+/** Zulip's mark for a resolved topic: the name's prefix. */
+export const RESOLVED_TOPIC_PREFIX = "✔ ";
+
+/** Marks a topic resolved (or unresolved again), as Zulip's recipient bar does: every message, a notice in the new thread. */
+export async function toggleResolved(message: Message): Promise<void> {
+  // Unresolving takes off every leading mark and space, as the server compares it.
+  const topic = message.subject.startsWith(RESOLVED_TOPIC_PREFIX) ? message.subject.replace(/^[✔ ]+/u, "") : RESOLVED_TOPIC_PREFIX + message.subject;
+  await moveMessages(message, { topic }, "change_all", { old: false, new: true });
 }
 
 export async function deleteMessage(message: Message): Promise<void> {

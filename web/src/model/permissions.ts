@@ -198,6 +198,12 @@ export function canMoveTopic(message: Message, now = Date.now() / 1000): boolean
   return role <= MODERATOR || withinLimit(message, setting("move_messages_within_stream_limit_seconds"), now);
 }
 
+/** The topic can be marked resolved or unresolved (Zulip: can_resolve_topics_group, or moving the topic). */
+export function canResolveTopic(message: Message, now = Date.now() / 1000): boolean {
+  if (message.id <= 0 || message.type !== "stream") return false;
+  return allowedBy(setting("can_resolve_topics_group"), me().id) || canMoveTopic(message, now);
+}
+
 /** The messages can be moved to another channel. */
 export function canMoveChannel(message: Message, now = Date.now() / 1000): boolean {
   if (message.id <= 0 || message.type !== "stream") return false;

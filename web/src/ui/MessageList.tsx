@@ -4,16 +4,18 @@
 // marking what is seen as read.
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { format, isSameDay } from "date-fns";
-import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef } from "react";
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { api } from "../api/client.ts";
 import type { Message, Reaction } from "../api/types.ts";
 import { useChannels } from "../model/channels.ts";
+import { moveMessages, RESOLVED_TOPIC_PREFIX, toggleResolved } from "../model/message-actions.ts";
 import { messageUi, useMessageUi } from "../model/message-ui.ts";
+import { canMoveTopic, canResolveTopic, usePermissions } from "../model/permissions.ts";
 import { messagesStore, useMessages, type OutboxMessage } from "../model/messages.ts";
 import { hrefFor } from "../model/navigation.ts";
 import { reading } from "../model/reading.ts";
 import { conversationNarrow, messageMatches, narrowKey, type Narrow } from "../model/narrow.ts";
-import { topicDisplayName } from "../model/realm.ts";
+import { topicDisplayName, useRealm } from "../model/realm.ts";
 import { unreadsStore, useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
 import { Avatar } from "./Avatar.tsx";
@@ -52,8 +54,81 @@ function buildRows(messages: { message: Message; local?: OutboxMessage }[]): Row
   return rows;
 }
 
+/** The topic's own actions in its header, for those allowed: rename in place, mark resolved. */
+function TopicActions({ message, onEdit }: { message: Message; onEdit: () => void }) {
+  const [error, setError] = useState<string | null>(null);
+  // Drawn again when the rules they read change (realm and user group events).
+  usePermissions((s) => s.settings);
+  usePermissions((s) => s.groups);
+  useChannels((s) => (message.stream_id !== undefined ? s.subscriptions[message.stream_id] : undefined));
+  const resolved = message.subject.startsWith(RESOLVED_TOPIC_PREFIX);
+  return (
+    <span className="topic-actions">
+      {canResolveTopic(message) && (
+        <button
+          type="button"
+          className="topic-action"
+          aria-label={resolved ? "Mark as unresolved" : "Mark as resolved"}
+          title={resolved ? "Mark as unresolved" : "Mark as resolved"}
+          onClick={() => toggleResolved(message).then(() => setError(null), (e: Error) => setError(e.message))}
+        >
+          ✔
+        </button>
+      )}
+      {canMoveTopic(message) && (
+        <button type="button" className="topic-action" aria-label="Edit topic" title="Edit topic" onClick={onEdit}>
+          ✎
+        </button>
+      )}
+      {error && (
+        <span className="topic-error" role="alert">
+          {error}
+        </span>
+      )}
+    </span>
+  );
+}
+
+/** Renames the topic from this message on (Zulip's inline topic edit: change_later, the server's notices). */
+function TopicEditor({ message, onDone }: { message: Message; onDone: () => void }) {
+  const [topic, setTopic] = useState(message.subject);
+  const [error, setError] = useState<string | null>(null);
+  const save = (e: React.FormEvent) => {
+    e.preventDefault();
+    if (topic.trim() === "" || topic === message.subject) return onDone();
+    moveMessages(message, { topic }, "change_later").then(onDone, (err: Error) => setError(err.message));
+  };
+  return (
+    <form className="topic-editor" onSubmit={save}>
+      <input
+        value={topic}
+        onChange={(e) => setTopic(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            e.stopPropagation();
+            onDone();
+          }
+        }}
+        aria-label="New topic name"
+        maxLength={useRealm.getState().maxTopicLength}
+        autoFocus
+      />
+      <button type="submit">Save</button>
+      <button type="button" onClick={onDone}>
+        Cancel
+      </button>
+      {error && (
+        <span className="topic-error" role="alert">
+          {error}
+        </span>
+      )}
+    </form>
+  );
+}
+
 function RecipientHeader({ message, selfId }: { message: Message; selfId: number }) {
   const sub = useChannels((s) => (message.stream_id !== undefined ? s.subscriptions[message.stream_id] : undefined));
+  const [editing, setEditing] = useState(false);
   const date = format(new Date(message.timestamp * 1000), "EEE, MMM d");
   if (message.type === "stream" && message.stream_id !== undefined) {
     const channel: Narrow = { kind: "channel", streamId: message.stream_id };
@@ -66,9 +141,16 @@ function RecipientHeader({ message, selfId }: { message: Message; selfId: number
         <span className="recipient-sep" aria-hidden="true">
           ›
         </span>
-        <a className="recipient-topic" href={hrefFor({ kind: "messages", narrow: conversationNarrow(message, selfId) })}>
-          {topicDisplayName(message.subject)}
-        </a>
+        {editing ? (
+          <TopicEditor message={message} onDone={() => setEditing(false)} />
+        ) : (
+          <>
+            <a className="recipient-topic" href={hrefFor({ kind: "messages", narrow: conversationNarrow(message, selfId) })}>
+              {topicDisplayName(message.subject)}
+            </a>
+            <TopicActions message={message} onEdit={() => setEditing(true)} />
+          </>
+        )}
         <span className="recipient-date">{date}</span>
       </div>
     );
