@@ -118,7 +118,7 @@ export function webClientRoutes(app: FastifyInstance, services: Services, method
           .header("cache-control", "no-store")
           .header("vary", "Cookie")
           .type("text/html; charset=utf-8")
-          .send(page.toString("utf8").replace("</head>", `${element}</head>`));
+          .send(page.toString("utf8").replace("</head>", () => `${element}</head>`));
       }
     }
     // The page itself is revalidated on every load; what it names is immutable.

@@ -12,6 +12,7 @@ import { allChannelsStore } from "./all-channels.ts";
 import { channelFoldersStore } from "./channel-folders.ts";
 import { settingsStore } from "./settings.ts";
 import { userStatusStore } from "./user-status.ts";
+import { widgetsStore } from "./widgets.ts";
 import { applyEvent } from "./events.ts";
 import { messagesStore } from "./messages.ts";
 import { permissionsStore } from "./permissions.ts";
@@ -80,8 +81,12 @@ function load(initial: RegisterResponse): Promise<void> {
   messagesStore.reset();
   useConnection.setState({ queueId: initial.queue_id, loaded: true });
   readLocation();
+  widgetsStore.reset();
   const view = useNavigation.getState().view;
-  return view.kind === "messages" ? messagesStore.open(view.narrow, true, view.near) : Promise.resolve();
+  const opened = view.kind === "messages" ? messagesStore.open(view.narrow, true, view.near) : Promise.resolve();
+  // A page asked for beside /register for another view (the reader moved on) is not kept for later.
+  messagesStore.discardPrefetch();
+  return opened;
 }
 
 /** The open narrow's first page, asked for beside POST /register rather than after it. */
@@ -132,6 +137,8 @@ async function loop(myRun: number): Promise<void> {
     } catch (error) {
       if (myRun !== run) return;
       if (error instanceof ApiError && error.status === 401) {
+        // Signed out: a sign-in starts a new loop.
+        running = false;
         useConnection.setState({ status: "stopped" });
         return;
       }

@@ -53,6 +53,10 @@ const MAX_LISTS = 12;
 let generation = 0;
 /** Narrow keys, most recently opened last. */
 let openedOrder: string[] = [];
+/** Bumped when a list is opened (again): a page asked for before belongs to the old list and is dropped. */
+const listEpoch = new Map<string, number>();
+/** Lists on screen whose reader is not at the newest end: new messages are not appended there past the cap. */
+const readingBack = new Set<string>();
 
 function sortedUnique(ids: number[]): number[] {
   return [...new Set(ids)].sort((a, b) => a - b);
@@ -151,12 +155,25 @@ export const messagesStore = {
   reset(): void {
     generation += 1;
     openedOrder = [];
+    early = null;
+    listEpoch.clear();
     useMessages.setState({ byId: {}, lists: {}, outbox: useMessages.getState().outbox.filter((o) => o.state !== "sent") });
   },
 
   /** The list on screen counts as the most recently opened: the last to be let go. */
   shown(key: string): void {
     if (openedOrder.at(-1) !== key) openedOrder = [...openedOrder.filter((k) => k !== key), key];
+  },
+
+  /** Whether the reader of a list on screen is at its newest end (the view follows new messages). */
+  following(key: string, atNewest: boolean): void {
+    if (atNewest) readingBack.delete(key);
+    else readingBack.add(key);
+  },
+
+  /** A first page asked for at registration but not used by the view it was for: forgotten. */
+  discardPrefetch(): void {
+    early = null;
   },
 
   /** Asks for a narrow's first page now, while the event queue is being registered; the next open() of it uses the reply. */
@@ -178,6 +195,8 @@ export const messagesStore = {
     const prefetched = early?.key === key && early.anchor === anchor ? early.reply : null;
     early = null;
     const gen = generation;
+    const epoch = (listEpoch.get(key) ?? 0) + 1;
+    listEpoch.set(key, epoch);
     openedOrder = [...openedOrder.filter((k) => k !== key), key];
     const dropped = openedOrder.slice(0, Math.max(0, openedOrder.length - MAX_LISTS));
     openedOrder = openedOrder.slice(dropped.length);
@@ -186,12 +205,15 @@ export const messagesStore = {
         ...s.lists,
         [key]: { narrow, ids: [], foundOldest: false, foundNewest: false, loading: true, loadingOlder: false, loadingNewer: false, error: null, anchorId: null },
       };
-      for (const k of dropped) delete lists[k];
+      for (const k of dropped) {
+        delete lists[k];
+        listEpoch.delete(k);
+      }
       return dropped.length > 0 ? { lists, byId: heldOnly(s.byId, lists, s.outbox) } : { lists };
     });
     try {
       const reply = await (prefetched ?? fetchMessages(narrow, anchor, FIRST_PAGE, FIRST_PAGE));
-      if (gen !== generation) return;
+      if (gen !== generation || listEpoch.get(key) !== epoch) return;
       storeMessages(reply.messages);
       const ids = reply.messages.map((m) => m.id);
       const anchorId = reply.found_anchor ? reply.anchor : (ids.at(-1) ?? null);
@@ -204,20 +226,21 @@ export const messagesStore = {
       patchList(key, () => ({ ids: sortedUnique(ids), foundOldest: reply.found_oldest, foundNewest: reply.found_newest, loading: false, anchorId }));
       // A message sent after that read of the history but before the event queue existed would be in
       // neither: ask once more for what follows the newest message read.
-      if (prefetched && reply.found_newest) void this.catchUp(key, gen);
+      if (prefetched && reply.found_newest) void this.catchUp(key, reply.messages.at(-1)?.id);
     } catch (error) {
-      if (gen !== generation) return;
+      if (gen !== generation || listEpoch.get(key) !== epoch) return;
       patchList(key, () => ({ loading: false, error: error instanceof Error ? error.message : String(error) }));
     }
   },
 
-  async catchUp(key: string, gen: number): Promise<void> {
+  /** What was sent after `after` (the newest message of a page read before the event queue existed). */
+  async catchUp(key: string, after: number | undefined): Promise<void> {
     const list = useMessages.getState().lists[key];
     if (!list) return;
-    const last = list.ids.at(-1);
+    const [gen, epoch] = [generation, listEpoch.get(key)];
     try {
-      const reply = await fetchMessages(list.narrow, last ?? "oldest", 0, PAGE, last === undefined);
-      if (gen !== generation || reply.messages.length === 0) return;
+      const reply = await fetchMessages(list.narrow, after ?? "oldest", 0, PAGE, after === undefined);
+      if (gen !== generation || listEpoch.get(key) !== epoch || reply.messages.length === 0) return;
       storeMessages(reply.messages);
       replaceGrownList(key, "newest", (l) => ({ ids: sortedUnique([...l.ids, ...reply.messages.map((m) => m.id)]), foundNewest: l.foundNewest && reply.found_newest }));
     } catch {
@@ -228,15 +251,15 @@ export const messagesStore = {
   async loadOlder(key: string): Promise<void> {
     const list = useMessages.getState().lists[key];
     if (!list || list.loading || list.loadingOlder || list.foundOldest || list.ids.length === 0) return;
-    const gen = generation;
+    const [gen, epoch] = [generation, listEpoch.get(key)];
     patchList(key, () => ({ loadingOlder: true }));
     try {
       const reply = await fetchMessages(list.narrow, list.ids[0]!, PAGE, 0, false);
-      if (gen !== generation) return;
+      if (gen !== generation || listEpoch.get(key) !== epoch) return;
       storeMessages(reply.messages);
       replaceGrownList(key, "oldest", (l) => ({ ids: sortedUnique([...reply.messages.map((m) => m.id), ...l.ids]), foundOldest: reply.found_oldest, loadingOlder: false }));
     } catch (error) {
-      if (gen !== generation) return;
+      if (gen !== generation || listEpoch.get(key) !== epoch) return;
       patchList(key, () => ({ loadingOlder: false, error: error instanceof Error ? error.message : String(error) }));
     }
   },
@@ -244,36 +267,55 @@ export const messagesStore = {
   async loadNewer(key: string): Promise<void> {
     const list = useMessages.getState().lists[key];
     if (!list || list.loading || list.loadingNewer || list.foundNewest || list.ids.length === 0) return;
-    const gen = generation;
+    const [gen, epoch] = [generation, listEpoch.get(key)];
     patchList(key, () => ({ loadingNewer: true }));
     try {
       const reply = await fetchMessages(list.narrow, list.ids.at(-1)!, 0, PAGE, false);
-      if (gen !== generation) return;
+      if (gen !== generation || listEpoch.get(key) !== epoch) return;
       storeMessages(reply.messages);
       replaceGrownList(key, "newest", (l) => ({ ids: sortedUnique([...l.ids, ...reply.messages.map((m) => m.id)]), foundNewest: reply.found_newest, loadingNewer: false }));
     } catch (error) {
-      if (gen !== generation) return;
+      if (gen !== generation || listEpoch.get(key) !== epoch) return;
       patchList(key, () => ({ loadingNewer: false, error: error instanceof Error ? error.message : String(error) }));
     }
   },
 
   // ---- events ----
 
-  /** A message event: into the table, onto the end of every complete list it belongs to; its echo leaves the outbox. */
+  /**
+   * A message event: onto the end of every complete list it belongs to (the
+   * table keeps it only when some list holds it, or may: one still loading);
+   * its echo leaves the outbox.
+   */
   addMessage(message: Message, localId: string | undefined): void {
     const me = selfId();
     useMessages.setState((s) => {
       const lists = { ...s.lists };
+      let held = false;
+      let trimmedAny = false;
       for (const [key, list] of Object.entries(lists)) {
-        if (!list.foundNewest || list.loading) continue;
-        if (messageMatches(list.narrow, message, me) !== true) continue;
-        if (list.ids.includes(message.id)) continue;
+        const matches = messageMatches(list.narrow, message, me);
+        if (list.loading) {
+          // open() takes the messages newer than its page from the table.
+          if (matches !== false) held = true;
+          continue;
+        }
+        if (!list.foundNewest || matches !== true || list.ids.includes(message.id)) continue;
+        if (list.ids.length >= MAX_LIST_LENGTH + PAGE && readingBack.has(key)) {
+          // Full, and read far from its newest end: the newest end is let go instead of the rows on screen
+          // (fetched again when scrolled down to).
+          lists[key] = { ...list, foundNewest: false };
+          continue;
+        }
         // A page's worth of slack: a busy conversation is trimmed once a page, not on every message.
-        lists[key] = trimmed({ ...list, ids: sortedUnique([...list.ids, message.id]) }, "newest", PAGE);
+        const next = trimmed({ ...list, ids: sortedUnique([...list.ids, message.id]) }, "newest", PAGE);
+        trimmedAny ||= next.ids.length <= list.ids.length;
+        lists[key] = next;
+        held = true;
       }
       const outbox = s.outbox.filter((o) => o.localId !== localId && o.messageId !== message.id);
+      if (!held) return { lists, outbox };
       const byId = { ...s.byId, [message.id]: message };
-      const trimmedAny = Object.keys(lists).some((key) => lists[key]!.ids.length < (s.lists[key]?.ids.length ?? 0));
       return { byId: trimmedAny ? heldOnly(byId, lists, outbox) : byId, lists, outbox };
     });
   },

@@ -15,6 +15,10 @@ interface WidgetsState {
 export const useWidgets = create<WidgetsState>(() => ({ live: {} }));
 
 export const widgetsStore = {
+  /** A new event queue: the messages fetched again carry their submessages. */
+  reset(): void {
+    useWidgets.setState({ live: {} });
+  },
   add(sub: Submessage): void {
     useWidgets.setState((s) => {
       const list = s.live[sub.message_id] ?? [];

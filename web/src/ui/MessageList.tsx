@@ -286,6 +286,8 @@ export function MessageList({ narrow, near }: { narrow: Narrow; near?: number })
     messagesStore.shown(key);
     if (missing) void messagesStore.open(narrow, false, near);
   }, [key, missing]); // eslint-disable-line react-hooks/exhaustive-deps
+  // Another narrow is read from its opening position.
+  useEffect(() => messagesStore.following(key, true), [key]);
 
   const rows = useMemo(() => {
     if (!list) return [];
@@ -351,18 +353,19 @@ export function MessageList({ narrow, near }: { narrow: Narrow; near?: number })
   // Rows added or let go above the view (older pages, a trimmed list) keep the rows on screen where
   // they were: the first row showing is noted at each scroll, and put back at its place when the
   // list's first row changes. (Rows measured later above the view are the virtualizer's to adjust.)
-  const pinned = useRef<{ key: string; offset: number } | null>(null);
+  const pinned = useRef<{ list: string; key: string; offset: number } | null>(null);
   const pinFirstVisible = () => {
     const el = scrollRef.current;
     if (!el) return;
     const item = virtualizer.getVirtualItems().find((i) => i.end > el.scrollTop);
-    pinned.current = item ? { key: String(item.key), offset: item.start - el.scrollTop } : null;
+    pinned.current = item ? { list: key, key: String(item.key), offset: item.start - el.scrollTop } : null;
   };
   const firstKey = useRef<string | null>(null);
   useLayoutEffect(() => {
     const previous = firstKey.current;
     firstKey.current = rows[0]?.key ?? null;
-    if (previous === null || previous === firstKey.current || scrolledFor.current !== key || !pinned.current) return;
+    // (A pin noted in another narrow's list says nothing about this one.)
+    if (previous === null || previous === firstKey.current || scrolledFor.current !== key || pinned.current?.list !== key) return;
     const index = rows.findIndex((r) => r.key === pinned.current!.key);
     if (index < 0) return;
     const start = virtualizer.getOffsetForIndex(index, "start")?.[0];
@@ -419,6 +422,7 @@ export function MessageList({ narrow, near }: { narrow: Narrow; near?: number })
     const el = scrollRef.current;
     if (!el) return;
     atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    messagesStore.following(key, atBottom.current);
     pinFirstVisible();
     if (el.scrollTop < 400 && list && !list.foundOldest) void messagesStore.loadOlder(key);
     if (atBottom.current && list && !list.foundNewest) void messagesStore.loadNewer(key);

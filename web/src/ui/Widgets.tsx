@@ -83,7 +83,9 @@ function ZFormWidget({ message, form, selfId }: { message: Message; form: ZForm;
     const queueId = useConnection.getState().queueId;
     if (message.type === "stream" && message.stream_id !== undefined) {
       const streamName = typeof message.display_recipient === "string" ? message.display_recipient : "";
-      void messagesStore.send({ type: "stream", streamId: message.stream_id, streamName, topic: message.subject }, reply, queueId);
+      // As Zulip's reply_message: in a channel the reply mentions the bot, which is what makes it answer.
+      const content = `@**${message.sender_full_name}|${message.sender_id}** ${reply}`;
+      void messagesStore.send({ type: "stream", streamId: message.stream_id, streamName, topic: message.subject }, content, queueId);
     } else {
       void messagesStore.send({ type: "private", userIds: dmParticipants(message, selfId) }, reply, queueId);
     }
