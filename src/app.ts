@@ -43,6 +43,7 @@ import { draftsRoutes } from "./routes/drafts.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { passwordResetPageRoutes } from "./routes/password-reset.ts";
 import { webClientRoutes } from "./routes/web-client.ts";
+import { externalContentRoutes } from "./routes/external-content.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import type { Services } from "./services.ts";
 
@@ -235,6 +236,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   registerRoutes(app, services, methods, API_ROUTES);
   avatarFileRoutes(app, services, methods);
   uploadFileRoutes(app, services, methods);
+  externalContentRoutes(app, services, methods);
   realmEmojiFileRoutes(app, services, methods);
   joinPageRoutes(app, services, methods);
   passwordResetPageRoutes(app, services, methods);

@@ -60,6 +60,14 @@ export interface Config {
   trustedProxies: string[];
   /** How long a browser session lasts from sign-in, in seconds (Zulip's SESSION_COOKIE_AGE: two weeks). */
   sessionAgeSeconds: number;
+  /**
+   * Whether the image proxy (/external_content/…) may fetch from this machine
+   * and private networks. Off: a message's image link cannot make the server
+   * probe its own network. On only where those hosts are meant to be reached.
+   */
+  externalContentAllowInternal: boolean;
+  /** The image proxy's time limit for one image, redirects and bytes included. */
+  externalContentTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -156,6 +164,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     apiRateLimitPerMinute: intFrom(env, "API_RATE_LIMIT_PER_MINUTE", 200, 1, 1_000_000),
     trustedProxies: listFrom(env, "TRUSTED_PROXIES"),
     sessionAgeSeconds: intFrom(env, "SESSION_AGE_SECONDS", 14 * 24 * 3600, 60, 10 * 365 * 24 * 3600),
+    externalContentAllowInternal: boolFrom(env, "EXTERNAL_CONTENT_ALLOW_INTERNAL", false),
+    externalContentTimeoutMs: intFrom(env, "EXTERNAL_CONTENT_TIMEOUT_SECONDS", 10, 1, 300) * 1000,
     ...overrides,
     // Follows the data directory, including one given as an override.
     uploadsDir: overrides.uploadsDir ?? path.join(overrides.dataDir ?? dataDir, "uploads"),

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
+import type { Config } from "../src/config.ts";
 import { WEB_CLIENT_DIR } from "../src/routes/web-client.ts";
 import { assertSuccess, startTestApp, type TestApp, type TestUser } from "./helpers.ts";
 
@@ -42,12 +43,13 @@ export class BrowserHarness {
   /** Uncaught errors in any page: a bug in the client. Tests assert it stays empty. */
   readonly pageErrors: string[] = [];
 
-  async start(): Promise<void> {
+  /** Starts a server (with `overrides` to its configuration) and the browser. */
+  async start(overrides: Partial<Config> = {}): Promise<void> {
     if (!fs.existsSync(CHROMIUM)) {
       throw new Error(`Chromium is needed for the web client's browser tests and is not at ${CHROMIUM}: install it with \`apt-get install chromium\` (or set CHROMIUM_PATH).`);
     }
     ensureClientBuilt();
-    this.t = await startTestApp();
+    this.t = await startTestApp(overrides);
     this.browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }
 

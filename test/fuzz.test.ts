@@ -780,8 +780,8 @@ function judge(item: Case, answer: Answer): [string, string] | undefined {
   if (status >= 500 || status < 200) return [`HTTP ${status}`, ""];
   if (status >= 300 && status < 400) {
     const location = answer.headers.location ?? "";
-    // Only to this server's own uploads: a path, never another host.
-    if (item.route.url === "/thumbnail" && /^\/user_uploads\/[^/\\]/.test(location)) return undefined;
+    // Only to this server's own uploads or its image proxy: a path, never another host.
+    if (item.route.url === "/thumbnail" && /^\/(user_uploads\/[^/\\]|external_content\/[0-9a-f]{40}\/[0-9a-f]+$)/.test(location)) return undefined;
     return [`redirect ${status}`, `to ${JSON.stringify(location)}`];
   }
   const type = answer.headers["content-type"] ?? "";

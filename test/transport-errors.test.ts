@@ -1,7 +1,8 @@
 // Requests that are wrong before any parameter is read — malformed multipart
 // bodies, URLs that do not decode, path segments or headers too long, broken
 // HTTP framing — answered with Zulip's error JSON like every other error; and
-// the /thumbnail endpoint, which redirects to this server's own uploads only.
+// the /thumbnail endpoint, which redirects to this server's own uploads and
+// sends other sites' images to the image proxy.
 // Raw sockets where fetch would fix up or refuse what is sent.
 import assert from "node:assert/strict";
 import net from "node:net";
@@ -181,7 +182,7 @@ describe("URLs and headers Fastify or Node refuse: Zulip error JSON", () => {
   });
 });
 
-describe("/thumbnail redirects to this server's uploads only", () => {
+describe("/thumbnail redirects to this server's uploads, and other sites' images to the image proxy", () => {
   async function uploadFile(name: string, content: string): Promise<string> {
     const form = new FormData();
     form.append("file", new Blob([content], { type: "image/png" }), name);
@@ -197,15 +198,20 @@ describe("/thumbnail redirects to this server's uploads only", () => {
 
   const thumbnail = (url: string) => fetch(`${t.url}/thumbnail?url=${encodeURIComponent(url)}&size=thumbnail`, { redirect: "manual" });
 
-  test("a foreign URL: 403 Zulip error, no redirect", async () => {
+  test("an http(s) URL elsewhere: redirected to its signed image-proxy path (test/external-content.test.ts), never to the site itself", async () => {
+    for (const url of ["https://evil.example/x", "http://evil.example/user_uploads/1/a/b.png", "http://parley.test.evil.example/user_uploads/1/a.png"]) {
+      const response = await thumbnail(url);
+      assert.equal(response.status, 302, url);
+      assert.match(response.headers.get("location") ?? "", /^\/external_content\/[0-9a-f]{40}\/[0-9a-f]+$/, url);
+    }
+  });
+
+  test("any other URL: 403 Zulip error, no redirect", async () => {
     for (const url of [
-      "https://evil.example/x",
-      "http://evil.example/user_uploads/1/a/b.png",
       "//evil.example/user_uploads/1/a.png",
       "/\\evil.example/x",
       "https:evil.example",
       "javascript:alert(1)",
-      "http://parley.test.evil.example/user_uploads/1/a.png",
       "http://parley.test@evil.example/user_uploads/1/a.png",
       "user_uploads/1/../../api/v1/users/me",
       "user_uploads/x/a.png",

@@ -5,13 +5,16 @@
 // click and keyboard, custom emoji images in messages and reactions, an
 // uploaded image in a lightbox, tables and highlighted code, light and dark.
 import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import type { Page } from "playwright-core";
 import { BrowserHarness, channelLink, waitFor } from "./browser.ts";
 import { assertSuccess, basicAuth } from "./helpers.ts";
 
 const h = new BrowserHarness();
-before(() => h.start());
+// The image-proxy case's "other site" is a server on this machine: the proxy is told it may reach it.
+before(() => h.start({ externalContentAllowInternal: true }));
 after(() => h.close());
 
 // A 16×16 PNG: a red disc on yellow.
@@ -105,6 +108,36 @@ describe("web client: rendered content", () => {
     assert.equal(subs.messages.length, 2);
     assert.ok(subs.messages[0].submessages.length >= 4, "votes and the new option were stored as submessages");
     assert.deepEqual(h.pageErrors, []);
+  });
+
+  test("an image linked from another site shows through the server's image proxy; the browser never asks that site", async () => {
+    const t = h.t;
+    const asked: string[] = [];
+    const site = http.createServer((request, response) => {
+      asked.push(`${request.url} from ${request.headers["user-agent"]}`);
+      response.writeHead(200, { "content-type": "image/png", "content-length": PNG.length }).end(PNG);
+    });
+    await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+    try {
+      const stream = await h.createChannel("elsewhere-pics", [t.users.member, t.users.admin]);
+      const url = `http://127.0.0.1:${(site.address() as AddressInfo).port}/disc.png`;
+      await h.send(t.users.admin, stream, "found", `Look: ${url}`);
+      const page = await h.newPage();
+      const fromBrowser: string[] = [];
+      page.on("request", (request) => fromBrowser.push(request.url()));
+      await h.logIn(page, t.users.member);
+      await openTopic(page, "elsewhere-pics", "found");
+      const img = page.locator(".message_inline_image img").first();
+      await img.waitFor();
+      await waitFor("the image loaded through the proxy", () => img.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth === 16));
+      assert.ok(fromBrowser.some((u) => new URL(u).pathname.startsWith("/external_content/")), fromBrowser.join("\n"));
+      assert.ok(!fromBrowser.some((u) => u.startsWith(url)), "the browser itself never contacted the other site");
+      assert.deepEqual(asked, ["/disc.png from Parley image proxy"]);
+      assert.deepEqual(h.pageErrors, []);
+    } finally {
+      site.closeAllConnections();
+      await new Promise((resolve) => site.close(resolve));
+    }
   });
 
   test("a bot's zform: its heading and choices; a click sends the choice's reply to the conversation, mentioning the bot", async () => {

@@ -23,7 +23,9 @@ import {
   uploadSigningKey,
   type ReceivedUpload,
 } from "../actions/uploads.ts";
+import { externalContentKey } from "../actions/external-content.ts";
 import type { Config } from "../config.ts";
+import { externalContentPath, isFetchableUrl } from "../domain/external-content.ts";
 import { imageFileTooLarge, MAX_AVATAR_FILE_SIZE_MIB, MAX_ICON_FILE_SIZE_MIB } from "../domain/avatar.ts";
 import { emojiFileTooLarge, maxEmojiFileBytes } from "../domain/emoji.ts";
 import {
@@ -339,17 +341,19 @@ export function uploadFileRoutes(app: FastifyInstance, services: Services, metho
   });
 
   // Image previews in rendered messages point at /thumbnail?url=…&size=… (Zulip's
-  // form). Parley makes no thumbnails: it redirects to the upload itself, whose
-  // own URL enforces access. Like Zulip's, the endpoint serves this server's
-  // uploads only: any other URL gets a 403, never a redirect (it would let
-  // anyone make links through this server to anywhere).
+  // form). Parley makes no thumbnails: an upload of this server's is redirected
+  // to itself, whose own URL enforces access; an http(s) image elsewhere to its
+  // signed /external_content/ path, which fetches it on the reader's behalf
+  // (Zulip's generate_thumbnail_url and camo). Anything else gets a 403, never a
+  // redirect (it would let anyone make links through this server to anywhere).
   methods.add("/thumbnail", "GET");
   app.get<{ Querystring: { url?: unknown } }>("/thumbnail", async (request, reply) => {
     const url = request.query.url;
     if (url === undefined) throw missingArgument("url");
     const target = typeof url === "string" ? thumbnailTarget(url, config.externalUrl) : undefined;
-    if (target === undefined) throw new ApiError(403, "BAD_REQUEST", "Thumbnails are only available for files uploaded to this server");
-    return reply.redirect(target);
+    if (target !== undefined) return reply.redirect(target);
+    if (typeof url === "string" && /^https?:\/\//i.test(url) && isFetchableUrl(url)) return reply.redirect(externalContentPath(url, await externalContentKey(config)));
+    throw new ApiError(403, "BAD_REQUEST", "Thumbnails are only available for files uploaded to this server and images on other sites");
   });
 
   // Temporary files of requests that failed or were cut off, and of earlier runs.

@@ -1,0 +1,111 @@
+// Fetching another site's image for a reader (see domain/external-content.ts):
+// http(s) only, redirects followed a few times and each hop checked again,
+// the address checked when the connection is made (so a name that resolves
+// to this machine or a private network is refused, whatever it resolved to
+// when the URL was signed), one time limit for the whole fetch, image types
+// only, and a size cap enforced as the bytes pass.
+import dns from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+import { Transform, type TransformCallback } from "node:stream";
+import crypto from "node:crypto";
+import type { Config } from "../config.ts";
+import {
+  isFetchableUrl,
+  isInternalAddress,
+  isProxiedImageType,
+  MAX_EXTERNAL_IMAGE_BYTES,
+  MAX_EXTERNAL_REDIRECTS,
+} from "../domain/external-content.ts";
+import { uploadSigningKey } from "./uploads.ts";
+
+/** The key external-content paths are signed with: derived from the server's upload-signing secret, shared by every process. */
+export async function externalContentKey(config: Config): Promise<Buffer> {
+  return crypto.createHmac("sha256", await uploadSigningKey(config)).update("external_content").digest();
+}
+
+/** The image could not be fetched (refused address, not an image, too large, upstream error, timeout…): `reason` says which. */
+export class ExternalContentUnavailable extends Error {}
+
+export interface ExternalImage {
+  contentType: string;
+  contentLength: number | undefined;
+  /** The image's bytes, cut off with an error past MAX_EXTERNAL_IMAGE_BYTES. */
+  body: NodeJS.ReadableStream;
+}
+
+function guardedLookup(allowInternal: boolean): net.LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, "", 0);
+      const list = addresses as unknown as dns.LookupAddress[];
+      if (!allowInternal && list.some((a) => isInternalAddress(a.address))) {
+        return callback(new ExternalContentUnavailable(`${hostname} is an internal address`), "", 0);
+      }
+      if (list.length === 0) return callback(new ExternalContentUnavailable(`${hostname} has no address`), "", 0);
+      if ((options as dns.LookupAllOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      return callback(null, list[0]!.address, list[0]!.family);
+    });
+  };
+}
+
+function request(url: URL, allowInternal: boolean, signal: AbortSignal): Promise<http.IncomingMessage> {
+  // A literal address is connected to without a lookup: checked here.
+  const literal = url.hostname.replace(/^\[|\]$/g, "");
+  if (net.isIP(literal) && !allowInternal && isInternalAddress(literal)) {
+    return Promise.reject(new ExternalContentUnavailable(`${literal} is an internal address`));
+  }
+  const get = url.protocol === "https:" ? https.get : http.get;
+  return new Promise((resolve, reject) => {
+    const req = get(url, { headers: { accept: "image/*", "user-agent": "Parley image proxy" }, lookup: guardedLookup(allowInternal), signal }, resolve);
+    req.on("error", reject);
+  });
+}
+
+class SizeLimit extends Transform {
+  private seen = 0;
+  constructor(private readonly limit: number) {
+    super();
+  }
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.limit) return done(new ExternalContentUnavailable("the image is too large"));
+    done(null, chunk);
+  }
+}
+
+/** Fetches an image another site serves, for a reader; throws ExternalContentUnavailable when it may not or cannot be had. */
+export async function fetchExternalImage(url: string, options: { allowInternal: boolean; timeoutMs: number }): Promise<ExternalImage> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  let current = new URL(url);
+  for (let hop = 0; ; hop++) {
+    if (!isFetchableUrl(current.href)) throw new ExternalContentUnavailable("not an http(s) URL");
+    let response: http.IncomingMessage;
+    try {
+      response = await request(current, options.allowInternal, signal);
+    } catch (error) {
+      if (error instanceof ExternalContentUnavailable) throw error;
+      throw new ExternalContentUnavailable(`fetch failed: ${(error as Error).message}`);
+    }
+    const status = response.statusCode ?? 0;
+    if ([301, 302, 303, 307, 308].includes(status) && response.headers.location) {
+      response.resume();
+      if (hop >= MAX_EXTERNAL_REDIRECTS) throw new ExternalContentUnavailable("too many redirects");
+      current = new URL(response.headers.location, current);
+      continue;
+    }
+    const contentType = response.headers["content-type"];
+    const length = response.headers["content-length"] === undefined ? undefined : Number(response.headers["content-length"]);
+    const refuse = (reason: string) => {
+      response.destroy();
+      return new ExternalContentUnavailable(reason);
+    };
+    if (status < 200 || status > 299) throw refuse(`the site answered ${status}`);
+    if (!isProxiedImageType(contentType)) throw refuse(`not an image (${contentType ?? "no type"})`);
+    if (length !== undefined && (!Number.isSafeInteger(length) || length > MAX_EXTERNAL_IMAGE_BYTES)) throw refuse("the image is too large");
+    const limited = new SizeLimit(MAX_EXTERNAL_IMAGE_BYTES);
+    response.on("error", (error) => limited.destroy(error));
+    return { contentType: contentType!, contentLength: length, body: response.pipe(limited) };
+  }
+}
