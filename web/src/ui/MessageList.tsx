@@ -19,6 +19,7 @@ import { topicDisplayName, useRealm } from "../model/realm.ts";
 import { unreadsStore, useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
 import { Avatar } from "./Avatar.tsx";
+import { InlineEditForm } from "./InlineEdit.tsx";
 import { ReactionGlyph } from "./Emoji.tsx";
 import { MessageControls } from "./MessageActions.tsx";
 import { MessageEditor } from "./MessageEditor.tsx";
@@ -91,39 +92,12 @@ function TopicActions({ message, onEdit }: { message: Message; onEdit: () => voi
 
 /** Renames the topic from this message on (Zulip's inline topic edit: change_later, the server's notices). */
 function TopicEditor({ message, onDone }: { message: Message; onDone: () => void }) {
-  const [topic, setTopic] = useState(message.subject);
   const [error, setError] = useState<string | null>(null);
-  const save = (e: React.FormEvent) => {
-    e.preventDefault();
+  const save = (topic: string) => {
     if (topic.trim() === "" || topic === message.subject) return onDone();
     moveMessages(message, { topic }, "change_later").then(onDone, (err: Error) => setError(err.message));
   };
-  return (
-    <form className="topic-editor" onSubmit={save}>
-      <input
-        value={topic}
-        onChange={(e) => setTopic(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === "Escape") {
-            e.stopPropagation();
-            onDone();
-          }
-        }}
-        aria-label="New topic name"
-        maxLength={useRealm.getState().maxTopicLength}
-        autoFocus
-      />
-      <button type="submit">Save</button>
-      <button type="button" onClick={onDone}>
-        Cancel
-      </button>
-      {error && (
-        <span className="topic-error" role="alert">
-          {error}
-        </span>
-      )}
-    </form>
-  );
+  return <InlineEditForm className="topic-editor" initial={message.subject} label="New topic name" maxLength={useRealm.getState().maxTopicLength} error={error} onSave={save} onCancel={onDone} />;
 }
 
 function RecipientHeader({ message, selfId }: { message: Message; selfId: number }) {

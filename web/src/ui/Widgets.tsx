@@ -11,6 +11,7 @@ import { messagesStore } from "../model/messages.ts";
 import { dmParticipants } from "../model/narrow.ts";
 import { allSubmessages, useWidgets, widgetState, type Poll, type TodoList, type ZForm } from "../model/widgets.ts";
 import { userName } from "../model/users.ts";
+import { InlineEditForm } from "./InlineEdit.tsx";
 
 function send(messageId: number, data: Record<string, unknown>, onError: (msg: string) => void): void {
   api.post("/submessage", { message_id: messageId, msg_type: "widget", content: JSON.stringify(data) }).catch((e: Error) => onError(e.message));
@@ -33,48 +34,25 @@ export function MessageWidget({ message, selfId, children }: { message: Message;
 
 /** The author's heading (a poll's question, a list's title), editable in place by the author alone. */
 function EditableHeading({ text, placeholder, label, canEdit, onSave, className }: { text: string; placeholder: string; label: string; canEdit: boolean; onSave: (text: string) => void; className: string }) {
-  const [draft, setDraft] = useState<string | null>(null);
-  if (draft === null) {
+  const [editing, setEditing] = useState(false);
+  if (!editing) {
     return (
       <div className="widget-heading">
         <h4 className={className}>{text || <span className="widget-placeholder">{placeholder}</span>}</h4>
         {canEdit && (
-          <button type="button" className="widget-edit" aria-label={`Edit ${label}`} title={`Edit ${label}`} onClick={() => setDraft(text)}>
+          <button type="button" className="widget-edit" aria-label={`Edit ${label}`} title={`Edit ${label}`} onClick={() => setEditing(true)}>
             ✎
           </button>
         )}
       </div>
     );
   }
-  const save = (e: React.FormEvent) => {
-    e.preventDefault();
-    const next = draft.trim();
+  const save = (value: string) => {
+    const next = value.trim();
     if (next && next !== text) onSave(next);
-    setDraft(null);
+    setEditing(false);
   };
-  return (
-    <form className="widget-heading editing" onSubmit={save}>
-      <input
-        value={draft}
-        onChange={(e) => setDraft(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === "Escape") {
-            e.stopPropagation();
-            setDraft(null);
-          }
-        }}
-        aria-label={label}
-        maxLength={200}
-        autoFocus
-      />
-      <button type="submit" disabled={!draft.trim()}>
-        Save
-      </button>
-      <button type="button" onClick={() => setDraft(null)}>
-        Cancel
-      </button>
-    </form>
-  );
+  return <InlineEditForm className="widget-heading editing" initial={text} label={label} maxLength={200} onSave={save} onCancel={() => setEditing(false)} />;
 }
 
 /** Zulip's zform: a heading and a button per choice; a click sends the choice's reply where the message is. */
