@@ -66,8 +66,10 @@ export interface Config {
    * probe its own network. On only where those hosts are meant to be reached.
    */
   externalContentAllowInternal: boolean;
-  /** The image proxy's time limit for one image, redirects and bytes included. */
+  /** The image proxy's time limit for one image (and a link preview's for one page), redirects and bytes included. */
   externalContentTimeoutMs: number;
+  /** Zulip's INLINE_URL_EMBED_PREVIEW: link previews may be made (each organization's inline_url_embed_preview turns them on). */
+  inlineUrlEmbedPreview: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -166,6 +168,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     sessionAgeSeconds: intFrom(env, "SESSION_AGE_SECONDS", 14 * 24 * 3600, 60, 10 * 365 * 24 * 3600),
     externalContentAllowInternal: boolFrom(env, "EXTERNAL_CONTENT_ALLOW_INTERNAL", false),
     externalContentTimeoutMs: intFrom(env, "EXTERNAL_CONTENT_TIMEOUT_SECONDS", 10, 1, 300) * 1000,
+    inlineUrlEmbedPreview: boolFrom(env, "INLINE_URL_EMBED_PREVIEW", false),
     ...overrides,
     // Follows the data directory, including one given as an override.
     uploadsDir: overrides.uploadsDir ?? path.join(overrides.dataDir ?? dataDir, "uploads"),

@@ -146,6 +146,7 @@ const NO_FLAGS: Omit<RenderedMessage, "html"> = {
   hasImage: false,
   hasAttachment: false,
   uploadPathIds: [],
+  linksForPreview: [],
 };
 
 const thumb = (url: string, size: string) => `/thumbnail?url=${encodeURIComponent(url.replace(/^\//, ""))}&amp;size=${size}`;

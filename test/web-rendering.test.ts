@@ -14,7 +14,11 @@ import { assertSuccess, basicAuth } from "./helpers.ts";
 
 const h = new BrowserHarness();
 // The image-proxy case's "other site" is a server on this machine: the proxy is told it may reach it.
-before(() => h.start({ externalContentAllowInternal: true }));
+// Link previews are on, for the same reason reaching that same kind of server.
+before(async () => {
+  await h.start({ externalContentAllowInternal: true, inlineUrlEmbedPreview: true });
+  assertSuccess(await h.t.api(h.t.users.owner, "PATCH", "/realm", { inline_url_embed_preview: true }));
+});
 after(() => h.close());
 
 // A 16×16 PNG: a red disc on yellow.
@@ -110,11 +114,16 @@ describe("web client: rendered content", () => {
     assert.deepEqual(h.pageErrors, []);
   });
 
-  test("an image linked from another site shows through the server's image proxy; the browser never asks that site", async () => {
+  test("an image linked from another site shows through the server's image proxy, a page's link preview appears live; the browser never asks that site", async () => {
     const t = h.t;
     const asked: string[] = [];
     const site = http.createServer((request, response) => {
       asked.push(`${request.url} from ${request.headers["user-agent"]}`);
+      if (request.url === "/post") {
+        return response
+          .writeHead(200, { "content-type": "text/html" })
+          .end('<html><head><meta property="og:title" content="A post about discs"><meta property="og:description" content="Red ones, on yellow."><meta property="og:image" content="/disc.png"></head></html>');
+      }
       response.writeHead(200, { "content-type": "image/png", "content-length": PNG.length }).end(PNG);
     });
     await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
@@ -133,6 +142,18 @@ describe("web client: rendered content", () => {
       assert.ok(fromBrowser.some((u) => new URL(u).pathname.startsWith("/external_content/")), fromBrowser.join("\n"));
       assert.ok(!fromBrowser.some((u) => u.startsWith(url)), "the browser itself never contacted the other site");
       assert.deepEqual(asked, ["/disc.png from Parley image proxy"]);
+
+      // A page's link: the message shows at once, its preview when the server has made it (a rendering-only update).
+      const pageUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/post`;
+      await h.send(t.users.admin, stream, "found", `More at ${pageUrl}`);
+      const embed = page.locator(".message_embed");
+      await embed.getByRole("link", { name: "A post about discs" }).waitFor();
+      assert.equal(await embed.locator(".message_embed_description").textContent(), "Red ones, on yellow.");
+      const background = await embed.locator(".message_embed_image").evaluate((el) => getComputedStyle(el).backgroundImage);
+      assert.match(background, /\/external_content\/[0-9a-f]{40}\/[0-9a-f]+/);
+      assert.equal(await page.locator("article", { hasText: "More at" }).locator(".edited").count(), 0, "a preview is not an edit");
+      await embed.screenshot({ path: `${SHOTS ?? "/tmp"}/link-preview.png` });
+      assert.ok(!fromBrowser.some((u) => u.startsWith(pageUrl)), "the browser never fetched the page");
       assert.deepEqual(h.pageErrors, []);
     } finally {
       site.closeAllConnections();

@@ -1,4 +1,5 @@
-// Fetching another site's image for a reader (see domain/external-content.ts):
+// Fetching from other sites for readers — an image for the image proxy (see
+// domain/external-content.ts), a page's head for a link preview:
 // http(s) only, redirects followed a few times and each hop checked again,
 // the address checked when the connection is made (so a name that resolves
 // to this machine or a private network is refused, whatever it resolved to
@@ -50,7 +51,7 @@ function guardedLookup(allowInternal: boolean): net.LookupFunction {
   };
 }
 
-function request(url: URL, allowInternal: boolean, signal: AbortSignal): Promise<http.IncomingMessage> {
+function request(url: URL, allowInternal: boolean, signal: AbortSignal, accept: string): Promise<http.IncomingMessage & { responseUrl?: string }> {
   // A literal address is connected to without a lookup: checked here.
   const literal = url.hostname.replace(/^\[|\]$/g, "");
   if (net.isIP(literal) && !allowInternal && isInternalAddress(literal)) {
@@ -58,7 +59,9 @@ function request(url: URL, allowInternal: boolean, signal: AbortSignal): Promise
   }
   const get = url.protocol === "https:" ? https.get : http.get;
   return new Promise((resolve, reject) => {
-    const req = get(url, { headers: { accept: "image/*", "user-agent": "Parley image proxy" }, lookup: guardedLookup(allowInternal), signal }, resolve);
+    const req = get(url, { headers: { accept, "user-agent": accept.startsWith("image/") ? "Parley image proxy" : "Parley link previews" }, lookup: guardedLookup(allowInternal), signal }, (response) =>
+      resolve(Object.assign(response, { responseUrl: url.href })),
+    );
     req.on("error", reject);
   });
 }
@@ -75,15 +78,15 @@ class SizeLimit extends Transform {
   }
 }
 
-/** Fetches an image another site serves, for a reader; throws ExternalContentUnavailable when it may not or cannot be had. */
-export async function fetchExternalImage(url: string, options: { allowInternal: boolean; timeoutMs: number }): Promise<ExternalImage> {
+/** Opens a URL on another site, following redirects (each hop checked as the first); the reply's headers are in, its body not yet read. */
+async function openExternal(url: string, options: { allowInternal: boolean; timeoutMs: number; accept: string }): Promise<http.IncomingMessage & { responseUrl?: string }> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   let current = new URL(url);
   for (let hop = 0; ; hop++) {
     if (!isFetchableUrl(current.href)) throw new ExternalContentUnavailable("not an http(s) URL");
-    let response: http.IncomingMessage;
+    let response: http.IncomingMessage & { responseUrl?: string };
     try {
-      response = await request(current, options.allowInternal, signal);
+      response = await request(current, options.allowInternal, signal, options.accept);
     } catch (error) {
       if (error instanceof ExternalContentUnavailable) throw error;
       throw new ExternalContentUnavailable(`fetch failed: ${(error as Error).message}`);
@@ -95,17 +98,55 @@ export async function fetchExternalImage(url: string, options: { allowInternal: 
       current = new URL(response.headers.location, current);
       continue;
     }
-    const contentType = response.headers["content-type"];
-    const length = response.headers["content-length"] === undefined ? undefined : Number(response.headers["content-length"]);
-    const refuse = (reason: string) => {
+    if (status < 200 || status > 299) {
       response.destroy();
-      return new ExternalContentUnavailable(reason);
-    };
-    if (status < 200 || status > 299) throw refuse(`the site answered ${status}`);
-    if (!isProxiedImageType(contentType)) throw refuse(`not an image (${contentType ?? "no type"})`);
-    if (length !== undefined && (!Number.isSafeInteger(length) || length > MAX_EXTERNAL_IMAGE_BYTES)) throw refuse("the image is too large");
-    const limited = new SizeLimit(MAX_EXTERNAL_IMAGE_BYTES);
-    response.on("error", (error) => limited.destroy(error));
-    return { contentType: contentType!, contentLength: length, body: response.pipe(limited) };
+      throw new ExternalContentUnavailable(`the site answered ${status}`);
+    }
+    return response;
   }
+}
+
+/** Fetches an image another site serves, for a reader; throws ExternalContentUnavailable when it may not or cannot be had. */
+export async function fetchExternalImage(url: string, options: { allowInternal: boolean; timeoutMs: number }): Promise<ExternalImage> {
+  const response = await openExternal(url, { ...options, accept: "image/*" });
+  const contentType = response.headers["content-type"];
+  const length = response.headers["content-length"] === undefined ? undefined : Number(response.headers["content-length"]);
+  const refuse = (reason: string) => {
+    response.destroy();
+    return new ExternalContentUnavailable(reason);
+  };
+  if (!isProxiedImageType(contentType)) throw refuse(`not an image (${contentType ?? "no type"})`);
+  if (length !== undefined && (!Number.isSafeInteger(length) || length > MAX_EXTERNAL_IMAGE_BYTES)) throw refuse("the image is too large");
+  const limited = new SizeLimit(MAX_EXTERNAL_IMAGE_BYTES);
+  response.on("error", (error) => limited.destroy(error));
+  return { contentType: contentType!, contentLength: length, body: response.pipe(limited) };
+}
+
+/**
+ * The start of an HTML page on another site (for its link preview): at most
+ * `maxBytes`, read as UTF-8, with the URL it finally came from (after
+ * redirects, for resolving relative URLs). Throws ExternalContentUnavailable.
+ */
+export async function fetchExternalPage(url: string, options: { allowInternal: boolean; timeoutMs: number; maxBytes: number }): Promise<{ html: string; url: string }> {
+  const response = await openExternal(url, { ...options, accept: "text/html,application/xhtml+xml" });
+  const type = (response.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "text/html" && type !== "application/xhtml+xml") {
+    response.destroy();
+    throw new ExternalContentUnavailable(`not a page (${type || "no type"})`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= options.maxBytes) break;
+    }
+  } catch (error) {
+    throw new ExternalContentUnavailable(`reading the page failed: ${(error as Error).message}`);
+  } finally {
+    response.destroy();
+  }
+  const finalUrl = response.responseUrl ?? url;
+  return { html: Buffer.concat(chunks).subarray(0, options.maxBytes).toString("utf8"), url: finalUrl };
 }

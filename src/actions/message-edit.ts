@@ -32,6 +32,7 @@ import { ApiError, badRequest } from "../errors.ts";
 import type { CapabilityCondition, ClientEvent, PendingEvents } from "../events/notifier.ts";
 import { topicLinks, type CompiledLinkifiers } from "../markdown/render.ts";
 import { renderMarkdown } from "../markdown/render.ts";
+import { linkPreviewsOn, scheduleLinkPreviews } from "./link-previews.ts";
 import { attachmentObjects, type ApiAttachment } from "../queries/attachments.ts";
 import { channelFacts, subscriberCounts, usersWithMetadataAccess } from "../queries/channels.ts";
 import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
@@ -239,6 +240,8 @@ async function checkEdit(services: Services, db: Trx, realm: Realm, settings: Re
         translateEmoticons: parseUserSettings(editor.settings).translate_emoticons,
         inlineImagePreview: settings.inline_image_preview,
         linkifiers,
+        // An edit's links get previews too (Zulip queues embed_links again); made after the commit.
+        urlEmbedPreview: linkPreviewsOn(services, settings, editor),
       }),
     );
     const participants = origChannel && rendered.topicWildcard ? await topicParticipants(db, origChannel.id, message.topic_key, message.sender_id) : new Set<number>();
@@ -360,6 +363,7 @@ async function applyEdit(
     };
     if (plan.topic !== undefined) Object.assign(entry, { prev_topic: message.topic, topic: plan.topic });
     const attachments = await claimableAttachments(trx, realm.id, actor, content.rendered.uploadPathIds);
+    scheduleLinkPreviews(services, pending, realm, message.id, content.raw, content.rendered.linksForPreview);
     await trx
       .updateTable("messages")
       .set({

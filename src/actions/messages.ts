@@ -49,6 +49,7 @@ import { inChunks, isStorableId, type Dialect, type Storage } from "../storage/d
 import type { Attachment, Channel, Database, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
+import { linkPreviewsOn, scheduleLinkPreviews } from "./link-previews.ts";
 import { enqueueOutgoingWebhooks } from "./outgoing-webhooks.ts";
 import { setVisibilityPolicy } from "./user-topics.ts";
 
@@ -409,6 +410,8 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
     translateEmoticons: parseUserSettings(sender.settings).translate_emoticons,
     inlineImagePreview: settings.inline_image_preview,
     linkifiers,
+    // Notes the links that may get previews; they are made after the commit (actions/link-previews.ts).
+    urlEmbedPreview: linkPreviewsOn(services, settings, sender),
   });
   const rendered = renderMarkdown(content, markdownContext);
   // @**topic** reaches only the topic's participants (Zulip's topic_participant_user_ids).
@@ -534,6 +537,7 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
   const { channel, topic } = conversation;
   const now = newRow.date_sent;
   const { id: messageId } = await trx.insertInto("messages").values(newRow).returning("id").executeTakeFirstOrThrow();
+  scheduleLinkPreviews(services, pending, realm, messageId, content, rendered.linksForPreview);
   const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
   if (flagsByUser.size > 0) await insertFlagRows(trx, services.storage.dialect, messageId, flagsByUser);
   if (attachments.length > 0) await linkAttachments(trx, realm.id, messageId, attachments, pending);

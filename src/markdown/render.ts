@@ -135,6 +135,7 @@ export function renderMarkdown(content: string, ctx: MarkdownContext): RenderedM
     orderedListStarts: new Map(),
     scans: null,
     linkifiers: ctx.linkifiers && ctx.linkifiers.length > 0 ? ctx.linkifiers : null,
+    linksForPreview: [],
   };
   const source = preprocess(content, zulip.orderedListStarts);
   const html = content.trim() === "" ? "" : md.render(source, { zulip }).trim();
@@ -151,6 +152,7 @@ export function renderMarkdown(content: string, ctx: MarkdownContext): RenderedM
     hasImage: zulip.hasImage,
     hasAttachment: zulip.uploadPathIds.length > 0,
     uploadPathIds: zulip.uploadPathIds,
+    linksForPreview: zulip.linksForPreview,
   };
 }
 

@@ -32,6 +32,12 @@ export interface MarkdownContext {
   thumbnailImages?: boolean;
   /** The organization's linkifiers, in order (markdown/linkifiers.ts compileLinkifiers). Default none. */
   linkifiers?: CompiledLinkifiers;
+  /** Link previews on (the server's INLINE_URL_EMBED_PREVIEW and the realm's inline_url_embed_preview): links are noted in linksForPreview. */
+  urlEmbedPreview?: boolean;
+  /** A link's known preview (title, description, image), once fetched; undefined or null: none yet, or none at all. */
+  linkPreview?(url: string): { title: string | null; description: string | null; image: string | null } | null | undefined;
+  /** Where the page loads another site's image from (the image proxy); default: the image's own URL. */
+  externalImageUrl?(url: string): string;
 }
 
 export interface RenderedMessage {
@@ -59,4 +65,6 @@ export interface RenderedMessage {
   hasAttachment: boolean;
   /** path_ids of /user_uploads/<path_id> links (relative or realmUrl-absolute), unique, in order. */
   uploadPathIds: string[];
+  /** With ctx.urlEmbedPreview: the links on other sites a preview may be made for (at most 3, in order). */
+  linksForPreview: string[];
 }

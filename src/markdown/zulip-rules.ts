@@ -58,6 +58,8 @@ export interface ZulipEnv {
   scans: InlineScans | null;
   /** The organization's linkifiers; null when it has none. */
   linkifiers: CompiledLinkifiers | null;
+  /** Links on other sites that may get a link preview (ctx.urlEmbedPreview), in order. */
+  linksForPreview: string[];
 }
 
 function zenv(env: unknown): ZulipEnv | undefined {
@@ -1094,6 +1096,7 @@ function coreInline(state: StateCore): void {
 
 const IMAGE_EXTENSIONS = [".bmp", ".gif", ".jpe", ".jpeg", ".jpg", ".png", ".webp"];
 const INLINE_PREVIEW_LIMIT = 24;
+const MAX_PREVIEWS_PER_MESSAGE = 3;
 
 function urlPath(url: string): string {
   const m = /^(?:[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*)?([^?#]*)/.exec(url);
@@ -1168,6 +1171,36 @@ function previewHtml(z: ZulipEnv, link: LinkRef): string | null {
   return null;
 }
 
+/**
+ * Link previews (Zulip's url embeds): the first links to pages on other sites,
+ * outside quotes, that are not images or videos, are noted for a preview; those
+ * whose preview is known (ctx.linkPreview) get Zulip's message_embed block at
+ * the end of the message, its image through the image proxy.
+ */
+function linkEmbeds(state: StateCore, z: ZulipEnv, links: LinkRef[]): void {
+  if (!z.ctx.urlEmbedPreview) return;
+  for (const link of links) {
+    if (z.linksForPreview.length >= MAX_PREVIEWS_PER_MESSAGE) break;
+    const href = link.href;
+    if (link.inQuote || z.linksForPreview.includes(href) || !/^https?:\/\//i.test(href)) continue;
+    const host = urlHost(href);
+    if (host === "" || host === z.realmHost || isImageUrl(href) || youtubeId(href) !== null) continue;
+    z.linksForPreview.push(href);
+  }
+  for (const href of z.linksForPreview) {
+    const data = z.ctx.linkPreview?.(href);
+    if (!data?.image) continue;
+    // Zulip's add_embed: the image as a CSS url() in a style attribute (escaped for CSS, then for the attribute).
+    const image = (z.ctx.externalImageUrl?.(data.image) ?? data.image).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\a ");
+    const title = data.title ? `<div class="message_embed_title"><a href="${escapeAttr(href)}" title="${escapeAttr(data.title)}">${escapeText(data.title)}</a></div>` : "";
+    const description = data.description ? `<div class="message_embed_description">${escapeText(data.description)}</div>` : "";
+    const block = new state.Token("zulip_html_block", "", 0);
+    block.content = `<div class="message_embed"><a class="message_embed_image" href="${escapeAttr(href)}" style="${escapeAttr(`background-image: url("${image}")`)}"></a><div class="data-container">${title}${description}</div></div>`;
+    block.block = true;
+    state.tokens.push(block);
+  }
+}
+
 // has_link / uploads / inline image previews, after inline parsing.
 function corePostprocess(state: StateCore): void {
   const z = zenv(state.env);
@@ -1196,6 +1229,7 @@ function corePostprocess(state: StateCore): void {
     }
   }
   if (links.length === 0) return;
+  linkEmbeds(state, z, links);
 
   // Uploaded files: /user_uploads/<path_id> on this realm.
   const seen = new Set<string>();

@@ -11,7 +11,7 @@ import { activeRealmEmojiByName } from "./realm-emoji.ts";
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** Rendering choices of the sender and the organization. */
-export interface RenderOptions {
+export interface RenderOptions extends Pick<MarkdownContext, "urlEmbedPreview" | "linkPreview" | "externalImageUrl"> {
   translateEmoticons?: boolean;
   inlineImagePreview?: boolean;
   /** The organization's linkifiers (queries/linkifiers.ts compiledLinkifiersFor). */

@@ -255,7 +255,7 @@ async function realmState(db: Db, services: Services, realm: Realm, settings: Re
     development_environment: services.config.devMode,
     settings_send_digest_emails: false,
     server_inline_image_preview: true,
-    server_inline_url_embed_preview: false,
+    server_inline_url_embed_preview: services.config.inlineUrlEmbedPreview,
     server_thumbnail_formats: [],
     server_avatar_changes_disabled: false,
     server_name_changes_disabled: false,

@@ -26,6 +26,7 @@ import * as m0020 from "./migrations/0020_sessions.ts";
 import * as m0021 from "./migrations/0021_bots.ts";
 import * as m0022 from "./migrations/0022_outgoing_webhooks.ts";
 import * as m0023 from "./migrations/0023_linkifiers.ts";
+import * as m0024 from "./migrations/0024_link_previews.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -61,6 +62,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0021_bots": m0021,
   "0022_outgoing_webhooks": m0022,
   "0023_linkifiers": m0023,
+  "0024_link_previews": m0024,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {

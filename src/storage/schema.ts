@@ -464,6 +464,15 @@ export interface BotConfigTable {
   value: string;
 }
 
+/** What a linked page said of itself, for link previews (migration 0024). */
+export interface LinkPreviewTable {
+  url_hash: string;
+  url: string;
+  /** JSON {title, description, image}, or null: the page gave no preview. */
+  data: string | null;
+  fetched_at: number;
+}
+
 /** A delivery waiting in the outgoing-webhook queue (migration 0022). */
 export interface OutgoingWebhookJobTable {
   id: Generated<number>;
@@ -577,6 +586,7 @@ export interface Database {
   bot_storage: BotStorageTable;
   bot_config: BotConfigTable;
   outgoing_webhook_jobs: OutgoingWebhookJobTable;
+  link_previews: LinkPreviewTable;
 }
 
 /**
