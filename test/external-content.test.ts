@@ -9,7 +9,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { isInternalAddress, isProxiedImageType, verifiedExternalUrl } from "../src/domain/external-content.ts";
-import { assertSuccess, startTestApp, type TestApp } from "./helpers.ts";
+import { assertSuccess, basicAuth, startTestApp, type TestApp } from "./helpers.ts";
 
 // A 1×1 PNG.
 const PNG = Buffer.from("89504e470d0a1a0a0000000d4948445200000001000000010806000000" + "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201" + "e3d0a3a10000000049454e44ae426082", "hex");
@@ -26,6 +26,8 @@ before(async () => {
     if (path === "/cat.png") return response.writeHead(200, { "content-type": "image/png", "content-length": PNG.length }).end(PNG);
     if (path === "/moved") return response.writeHead(302, { location: "/cat.png" }).end();
     if (path === "/loop") return response.writeHead(302, { location: "/loop" }).end();
+    if (path === "/bad-redirect") return response.writeHead(302, { location: "http://[::1" }).end();
+    if (path.startsWith("/long/")) return response.writeHead(200, { "content-type": "image/png" }).end(PNG);
     if (path === "/page.html") return response.writeHead(200, { "content-type": "text/html" }).end("<p>not an image</p>");
     if (path === "/drawing.svg") return response.writeHead(200, { "content-type": "image/svg+xml" }).end("<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>");
     if (path === "/broken.png") return response.writeHead(500, { "content-type": "image/png" }).end();
@@ -61,7 +63,10 @@ after(async () => {
 
 /** The signed path /thumbnail redirects an external URL to. */
 async function proxied(app: TestApp, url: string): Promise<string> {
-  const response = await fetch(`${app.url}/thumbnail?url=${encodeURIComponent(url)}&size=thumbnail`, { redirect: "manual" });
+  const response = await fetch(`${app.url}/thumbnail?url=${encodeURIComponent(url)}&size=thumbnail`, {
+    redirect: "manual",
+    headers: { authorization: basicAuth(app.users.member.email, app.users.member.apiKey) },
+  });
   assert.equal(response.status, 302, url);
   const location = response.headers.get("location")!;
   assert.match(location, /^\/external_content\/[0-9a-f]{40}\/[0-9a-f]+$/, location);
@@ -77,7 +82,11 @@ describe("the image proxy", () => {
     const content = assertSuccess(await t.api(t.users.member, "GET", `/messages/${sent.id}`)).message.content as string;
     const src = /<img[^>]* src="([^"]+)"/.exec(content)?.[1]?.replace(/&amp;/g, "&");
     assert.ok(src?.startsWith("/thumbnail?"), content);
-    const redirected = await fetch(t.url + src, { redirect: "manual" });
+    // Only a signed-in reader gets the signed path (the cookie or HTTP Basic); nobody else can use the proxy.
+    const anonymous = await fetch(t.url + src, { redirect: "manual" });
+    assert.equal(anonymous.status, 401);
+    assert.equal(anonymous.headers.get("location"), null);
+    const redirected = await fetch(t.url + src, { redirect: "manual", headers: { authorization: basicAuth(t.users.member.email, t.users.member.apiKey) } });
     assert.equal(redirected.status, 302);
     const location = redirected.headers.get("location")!;
     assert.equal(location, await proxied(t, `${origin}/cat.png`), "the same URL always signs the same way");
@@ -93,6 +102,14 @@ describe("the image proxy", () => {
     assert.deepEqual(Buffer.from(await image.arrayBuffer()), PNG);
   });
 
+  test("long URLs (signed CDN links) go through like short ones", async () => {
+    const url = `${origin}/long/${"segment-".repeat(60)}image.png?signature=${"a".repeat(200)}`;
+    assert.ok(url.length > 600);
+    const response = await fetch(t.url + (await proxied(t, url)));
+    assert.equal(response.status, 200);
+    assert.deepEqual(Buffer.from(await response.arrayBuffer()), PNG);
+  });
+
   test("redirects are followed (and checked again), up to four", async () => {
     const moved = await fetch(t.url + (await proxied(t, `${origin}/moved`)));
     assert.equal(moved.status, 200);
@@ -101,8 +118,8 @@ describe("the image proxy", () => {
     assert.equal(loop.status, 404);
   });
 
-  test("not an image, SVG, the site's error, no such file, too large by its length or by its bytes, too slow: 404, as camo answers", async () => {
-    for (const path of ["/page.html", "/drawing.svg", "/broken.png", "/missing.png", "/huge.png", "/slow.png"]) {
+  test("not an image, SVG, the site's error, no such file, too large by its length or by its bytes, too slow, a broken redirect: 404, as camo answers", async () => {
+    for (const path of ["/page.html", "/drawing.svg", "/broken.png", "/missing.png", "/huge.png", "/slow.png", "/bad-redirect"]) {
       const response = await fetch(t.url + (await proxied(t, origin + path)));
       assert.equal(response.status, 404, path);
       assert.deepEqual(await response.json(), { result: "error", msg: "Image not available", code: "BAD_REQUEST" }, path);
@@ -155,7 +172,7 @@ describe("the image proxy", () => {
   });
 
   test("the rules: internal addresses, image types, signatures", () => {
-    for (const address of ["127.0.0.1", "10.1.2.3", "172.20.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fd00::1", "fe80::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "not an address"]) {
+    for (const address of ["127.0.0.1", "10.1.2.3", "172.20.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fd00::1", "fe80::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::7f00:1", "64:ff9b:1::a00:1", "2002:7f00:1::", "fec0::1", "not an address"]) {
       assert.equal(isInternalAddress(address), true, address);
     }
     for (const address of ["8.8.8.8", "93.184.216.34", "2001:4860:4860::8888", "::ffff:8.8.8.8"]) assert.equal(isInternalAddress(address), false, address);

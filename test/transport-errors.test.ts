@@ -200,7 +200,12 @@ describe("/thumbnail redirects to this server's uploads, and other sites' images
 
   test("an http(s) URL elsewhere: redirected to its signed image-proxy path (test/external-content.test.ts), never to the site itself", async () => {
     for (const url of ["https://evil.example/x", "http://evil.example/user_uploads/1/a/b.png", "http://parley.test.evil.example/user_uploads/1/a.png"]) {
-      const response = await thumbnail(url);
+      // Signed only for a signed-in reader.
+      assert.equal((await thumbnail(url)).status, 401, url);
+      const response = await fetch(`${t.url}/thumbnail?url=${encodeURIComponent(url)}&size=thumbnail`, {
+        redirect: "manual",
+        headers: { authorization: basicAuth(t.users.member.email, t.users.member.apiKey) },
+      });
       assert.equal(response.status, 302, url);
       assert.match(response.headers.get("location") ?? "", /^\/external_content\/[0-9a-f]{40}\/[0-9a-f]+$/, url);
     }

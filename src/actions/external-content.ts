@@ -10,6 +10,7 @@ import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import { Transform, type TransformCallback } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import crypto from "node:crypto";
 import type { Config } from "../config.ts";
 import {
@@ -21,9 +22,17 @@ import {
 } from "../domain/external-content.ts";
 import { uploadSigningKey } from "./uploads.ts";
 
-/** The key external-content paths are signed with: derived from the server's upload-signing secret, shared by every process. */
-export async function externalContentKey(config: Config): Promise<Buffer> {
-  return crypto.createHmac("sha256", await uploadSigningKey(config)).update("external_content").digest();
+const keys = new Map<string, Promise<Buffer>>();
+
+/** The key external-content paths are signed with: derived from the server's upload-signing secret, shared by every process (read once per process). */
+export function externalContentKey(config: Config): Promise<Buffer> {
+  let key = keys.get(config.uploadsDir);
+  if (!key) {
+    key = uploadSigningKey(config).then((secret) => crypto.createHmac("sha256", secret).update("external_content").digest());
+    key.catch(() => keys.delete(config.uploadsDir));
+    keys.set(config.uploadsDir, key);
+  }
+  return key;
 }
 
 /** The image could not be fetched (refused address, not an image, too large, upstream error, timeout…): `reason` says which. */
@@ -36,20 +45,40 @@ export interface ExternalImage {
   body: NodeJS.ReadableStream;
 }
 
+// Names are resolved by asking DNS directly (c-ares), not with getaddrinfo:
+// that runs on libuv's four threads, which a name server that never answers
+// would hold for every file read and password hash of the process.
+const resolver = new dns.promises.Resolver({ timeout: 3000, tries: 2 });
+
+async function addressesOf(hostname: string): Promise<dns.LookupAddress[]> {
+  const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
+  return [
+    ...(v4.status === "fulfilled" ? v4.value.map((address) => ({ address, family: 4 })) : []),
+    ...(v6.status === "fulfilled" ? v6.value.map((address) => ({ address, family: 6 })) : []),
+  ];
+}
+
 function guardedLookup(allowInternal: boolean): net.LookupFunction {
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, "", 0);
-      const list = addresses as unknown as dns.LookupAddress[];
-      if (!allowInternal && list.some((a) => isInternalAddress(a.address))) {
-        return callback(new ExternalContentUnavailable(`${hostname} is an internal address`), "", 0);
-      }
-      if (list.length === 0) return callback(new ExternalContentUnavailable(`${hostname} has no address`), "", 0);
-      if ((options as dns.LookupAllOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
-      return callback(null, list[0]!.address, list[0]!.family);
-    });
+    addressesOf(hostname).then(
+      (list) => {
+        if (list.length === 0) return callback(new ExternalContentUnavailable(`${hostname} has no address`), "", 0);
+        if (!allowInternal && list.some((a) => isInternalAddress(a.address))) {
+          return callback(new ExternalContentUnavailable(`${hostname} is an internal address`), "", 0);
+        }
+        const wanted = options.family === 4 || options.family === 6 ? list.filter((a) => a.family === options.family) : list;
+        if (wanted.length === 0) return callback(new ExternalContentUnavailable(`${hostname} has no IPv${options.family} address`), "", 0);
+        if ((options as dns.LookupAllOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, wanted);
+        return callback(null, wanted[0]!.address, wanted[0]!.family);
+      },
+      (error: Error) => callback(error as NodeJS.ErrnoException, "", 0),
+    );
   };
 }
+
+// Agents of their own: no keep-alive sockets shared with anything else, and no proxy from the environment
+// (which would connect to the proxy, not to the checked address).
+const agents = { http: new http.Agent({ keepAlive: false }), https: new https.Agent({ keepAlive: false }) };
 
 function request(url: URL, allowInternal: boolean, signal: AbortSignal, accept: string): Promise<http.IncomingMessage & { responseUrl?: string }> {
   // A literal address is connected to without a lookup: checked here.
@@ -57,10 +86,18 @@ function request(url: URL, allowInternal: boolean, signal: AbortSignal, accept: 
   if (net.isIP(literal) && !allowInternal && isInternalAddress(literal)) {
     return Promise.reject(new ExternalContentUnavailable(`${literal} is an internal address`));
   }
-  const get = url.protocol === "https:" ? https.get : http.get;
+  const secure = url.protocol === "https:";
+  const get = secure ? https.get : http.get;
   return new Promise((resolve, reject) => {
-    const req = get(url, { headers: { accept, "user-agent": accept.startsWith("image/") ? "Parley image proxy" : "Parley link previews" }, lookup: guardedLookup(allowInternal), signal }, (response) =>
-      resolve(Object.assign(response, { responseUrl: url.href })),
+    const req = get(
+      url,
+      {
+        agent: secure ? agents.https : agents.http,
+        headers: { accept, "user-agent": accept.startsWith("image/") ? "Parley image proxy" : "Parley link previews" },
+        lookup: guardedLookup(allowInternal),
+        signal,
+      },
+      (response) => resolve(Object.assign(response, { responseUrl: url.href })),
     );
     req.on("error", reject);
   });
@@ -95,7 +132,11 @@ async function openExternal(url: string, options: { allowInternal: boolean; time
     if ([301, 302, 303, 307, 308].includes(status) && response.headers.location) {
       response.resume();
       if (hop >= MAX_EXTERNAL_REDIRECTS) throw new ExternalContentUnavailable("too many redirects");
-      current = new URL(response.headers.location, current);
+      try {
+        current = new URL(response.headers.location, current);
+      } catch {
+        throw new ExternalContentUnavailable("a redirect to a malformed address");
+      }
       continue;
     }
     if (status < 200 || status > 299) {
@@ -118,8 +159,9 @@ export async function fetchExternalImage(url: string, options: { allowInternal: 
   if (!isProxiedImageType(contentType)) throw refuse(`not an image (${contentType ?? "no type"})`);
   if (length !== undefined && (!Number.isSafeInteger(length) || length > MAX_EXTERNAL_IMAGE_BYTES)) throw refuse("the image is too large");
   const limited = new SizeLimit(MAX_EXTERNAL_IMAGE_BYTES);
-  response.on("error", (error) => limited.destroy(error));
-  return { contentType: contentType!, contentLength: length, body: response.pipe(limited) };
+  // Either side ending early (the reader gone, the cap, the site's error) closes the other: no socket waits for the time limit.
+  pipeline(response, limited).catch(() => undefined);
+  return { contentType: contentType!, contentLength: length, body: limited };
 }
 
 /**

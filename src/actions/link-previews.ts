@@ -7,8 +7,10 @@
 // rendering_only: true (Zulip's do_update_embedded_data).
 //
 // Runs in the process that stored the message, after the commit, outside the
-// request: the send's reply never waits for it. A restart in between loses
-// the previews of that message (they are not retried); nothing else.
+// request: the send's reply never waits for it. A few pages are read at once
+// per process (the rest wait), and a page many messages link is read once. A
+// restart in between loses the previews of that message (they are not
+// retried); nothing else.
 import crypto from "node:crypto";
 import { externalContentPath } from "../domain/external-content.ts";
 import { extractLinkPreview, MAX_PREVIEW_PAGE_BYTES, PREVIEW_CACHE_SECONDS, type LinkPreviewData } from "../domain/link-preview.ts";
@@ -32,8 +34,36 @@ export function linkPreviewsOn(services: Services, settings: Readonly<RealmSetti
 
 const urlHash = (url: string) => crypto.createHash("sha256").update(url).digest("hex");
 
-/** A page's preview: from link_previews while fresh, else asked of the page (and stored, a failure as null). */
-async function previewFor(services: Services, url: string): Promise<LinkPreviewData | null> {
+/** Pages read at once by this process; more wait their turn. */
+const MAX_PAGES_IN_FLIGHT = 4;
+let pagesInFlight = 0;
+const waiting: (() => void)[] = [];
+/** Pages being read now, so many messages linking one page read it once. */
+const reading = new Map<string, Promise<LinkPreviewData | null>>();
+
+async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  if (pagesInFlight >= MAX_PAGES_IN_FLIGHT) await new Promise<void>((resolve) => waiting.push(resolve));
+  pagesInFlight += 1;
+  try {
+    return await work();
+  } finally {
+    pagesInFlight -= 1;
+    waiting.shift()?.();
+  }
+}
+
+/** A page's preview: from link_previews while fresh, else asked of the page (once, however many messages wait for it). */
+function previewFor(services: Services, url: string): Promise<LinkPreviewData | null> {
+  let pending = reading.get(url);
+  if (!pending) {
+    pending = inTurn(() => storedOrFetchedPreview(services, url)).finally(() => reading.delete(url));
+    reading.set(url, pending);
+  }
+  return pending;
+}
+
+/** From link_previews while fresh, else asked of the page and stored (a failure as null). */
+async function storedOrFetchedPreview(services: Services, url: string): Promise<LinkPreviewData | null> {
   const db = services.storage.db;
   const hash = urlHash(url);
   const cached = await db.selectFrom("link_previews").select(["data", "fetched_at"]).where("url_hash", "=", hash).executeTakeFirst();
@@ -93,7 +123,14 @@ export async function addLinkPreviews(services: Services, realm: Realm, messageI
     // Only if the message is still as it was read (not edited or deleted meanwhile).
     const updated = await trx.updateTable("messages").set({ rendered_content: rendered.html }).where("id", "=", messageId).where("content", "=", content).executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return;
-    const holders = await trx.selectFrom("user_messages").select(["user_id", "flags"]).where("message_id", "=", messageId).execute();
+    // Its readers, as for an edit: deactivated accounts have no queues to tell.
+    const holders = await trx
+      .selectFrom("user_messages as um")
+      .innerJoin("users as u", "u.id", "um.user_id")
+      .select(["um.user_id", "um.flags"])
+      .where("um.message_id", "=", messageId)
+      .where("u.is_active", "=", true)
+      .execute();
     const byFlags = new Map<number, number[]>();
     for (const h of holders) byFlags.set(h.flags, [...(byFlags.get(h.flags) ?? []), h.user_id]);
     const event: ClientEvent = {

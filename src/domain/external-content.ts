@@ -66,6 +66,10 @@ for (const [network, prefix] of [
   ["fe80::", 10],
   ["ff00::", 8],
   ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
+  ["::", 96],
+  ["2002::", 16],
+  ["fec0::", 10],
 ] as const) {
   INTERNAL.addSubnet(network, prefix, "ipv6");
 }

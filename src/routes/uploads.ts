@@ -344,15 +344,20 @@ export function uploadFileRoutes(app: FastifyInstance, services: Services, metho
   // form). Parley makes no thumbnails: an upload of this server's is redirected
   // to itself, whose own URL enforces access; an http(s) image elsewhere to its
   // signed /external_content/ path, which fetches it on the reader's behalf
-  // (Zulip's generate_thumbnail_url and camo). Anything else gets a 403, never a
-  // redirect (it would let anyone make links through this server to anywhere).
+  // (Zulip's generate_thumbnail_url and camo), for signed-in readers only.
+  // Anything else gets a 403, never a redirect (it would let anyone make links
+  // through this server to anywhere).
   methods.add("/thumbnail", "GET");
   app.get<{ Querystring: { url?: unknown } }>("/thumbnail", async (request, reply) => {
     const url = request.query.url;
     if (url === undefined) throw missingArgument("url");
     const target = typeof url === "string" ? thumbnailTarget(url, config.externalUrl) : undefined;
     if (target !== undefined) return reply.redirect(target);
-    if (typeof url === "string" && /^https?:\/\//i.test(url) && isFetchableUrl(url)) return reply.redirect(externalContentPath(url, await externalContentKey(config)));
+    if (typeof url === "string" && /^https?:\/\//i.test(url) && isFetchableUrl(url)) {
+      // Signing is for signed-in readers (the cookie or HTTP Basic): otherwise anyone could use the server as a proxy to anywhere.
+      await authenticateFileRequest(services, request);
+      return reply.redirect(externalContentPath(url, await externalContentKey(config)));
+    }
     throw new ApiError(403, "BAD_REQUEST", "Thumbnails are only available for files uploaded to this server and images on other sites");
   });
 
