@@ -1,4 +1,4 @@
-// Zulip's own incoming-webhook test table (../shared/fixtures/zulip-webhook-cases.json,
+// Zulip's own incoming-webhook test table (test/fixtures/zulip-webhook-cases.json, a copy of shared/fixtures/…,
 // 267 cases from zerver/webhooks/*/tests.py) driven through HTTP: each case
 // posts its payload with its headers and query to /api/v1/external/<name> as
 // an incoming-webhook bot, and the message(s) the bot posted are compared,
@@ -38,7 +38,7 @@ interface FixtureIntegration {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const table = JSON.parse(fs.readFileSync(path.join(here, "../../shared/fixtures/zulip-webhook-cases.json"), "utf8")) as {
+const table = JSON.parse(fs.readFileSync(path.join(here, "fixtures/zulip-webhook-cases.json"), "utf8")) as {
   integrations: Record<string, FixtureIntegration>;
 };
 const only = process.env.WEBHOOK_INTEGRATIONS?.split(",").map((s) => s.trim()).filter((s) => s !== "");

@@ -1,4 +1,4 @@
-// Zulip's own GitHub and GitLab webhook tests (../shared/fixtures/zulip-webhook-cases.json)
+// Zulip's own GitHub and GitLab webhook tests (test/fixtures/zulip-webhook-cases.json, a copy of shared/fixtures/…)
 // run straight through the integrations' handle() and Zulip's topic/content
 // normalisation, without HTTP: each case's topic and content must match byte
 // for byte, and ignored events must post nothing. Plus the error paths the
@@ -16,7 +16,8 @@ import { normalizeWebhookMessage } from "../src/integrations/normalize.ts";
 import { integrationNamed } from "../src/integrations/index.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const TABLE = path.resolve(here, "../../shared/fixtures/zulip-webhook-cases.json");
+// A copy of the project's shared/fixtures/ table, so the suite runs from a clean clone.
+const TABLE = path.resolve(here, "fixtures/zulip-webhook-cases.json");
 
 interface Case {
   name: string;
