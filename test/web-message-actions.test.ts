@@ -191,7 +191,8 @@ describe("web client: message actions and keyboard", () => {
     const compose = max.getByLabel("Message", { exact: true });
     await waitFor("the quote in the compose box", async () => (await compose.inputValue()).includes("```quote"));
     assert.equal(await compose.inputValue(), `@_**Adam Admin|${t.users.admin.id}** [said](${link}):\n\`\`\`quote\nStory number 1\n\`\`\`\n`);
-    assert.equal(await max.evaluate(() => document.activeElement?.id), "compose-message");
+    // Focus follows the text by a frame (once the box is drawn).
+    await waitFor("the compose box focused", async () => (await max.evaluate(() => document.activeElement?.id)) === "compose-message");
     assert.deepEqual(pageErrors, []);
   });
 
