@@ -3,6 +3,7 @@
 // leaves it as it was. The edited message comes back as an update_message
 // event, to everyone.
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { flushSync } from "react-dom";
 import type { Message } from "../api/types.ts";
 import { editContent, fetchRawContent } from "../model/message-actions.ts";
 import { messageUi } from "../model/message-ui.ts";
@@ -21,14 +22,15 @@ export function MessageEditor({ message }: { message: Message }) {
     fetchRawContent(message.id).then(
       (raw) => {
         if (!live) return;
-        setOriginal(raw);
-        setContent(raw);
-        requestAnimationFrame(() => {
-          const area = ref.current;
-          if (!area) return;
-          area.focus();
-          area.setSelectionRange(raw.length, raw.length);
+        // Drawn now, then focused with the caret at the end: nothing typed or selected meanwhile is moved later.
+        flushSync(() => {
+          setOriginal(raw);
+          setContent(raw);
         });
+        const area = ref.current;
+        if (!area) return;
+        area.focus();
+        area.setSelectionRange(raw.length, raw.length);
       },
       (e: unknown) => live && setError(e instanceof Error ? e.message : String(e)),
     );
