@@ -33,3 +33,41 @@ export function Dialog({ title, onClose, children, className }: { title: string;
     </dialog>
   );
 }
+
+/**
+ * A dialog's last lines: the error of its last try, if any, then Cancel and
+ * the action (a form's submit button, or `onClick` for a dialog without a
+ * form; a dangerous action starts with Cancel focused).
+ */
+export function DialogFooter({
+  error,
+  onCancel,
+  action,
+}: {
+  error?: string | null;
+  onCancel: () => void;
+  action: { label: string; disabled?: boolean; danger?: boolean; onClick?: () => void };
+}) {
+  return (
+    <>
+      {error && (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="dialog-buttons">
+        <button type="button" onClick={onCancel} autoFocus={action.danger}>
+          Cancel
+        </button>
+        <button
+          type={action.onClick ? "button" : "submit"}
+          className={action.danger ? "primary danger" : "primary"}
+          onClick={action.onClick}
+          disabled={action.disabled}
+        >
+          {action.label}
+        </button>
+      </div>
+    </>
+  );
+}

@@ -29,7 +29,7 @@ import { useNavigation } from "../model/navigation.ts";
 import { canDelete, canEditContent, canMoveChannel, canMoveTopic, canReport, canSeeHistory, usePermissions } from "../model/permissions.ts";
 import { topicDisplayName, useRealm } from "../model/realm.ts";
 import { userName } from "../model/users.ts";
-import { Dialog } from "./Dialog.tsx";
+import { Dialog, DialogFooter } from "./Dialog.tsx";
 import { NewDmDialog } from "./NewDmDialog.tsx";
 import { Popover } from "./Popover.tsx";
 
@@ -175,19 +175,7 @@ function DeleteDialog({ message }: { message: Message }) {
   return (
     <Dialog title="Delete message?" onClose={() => messageUi.closeDialog()}>
       <p>Deleting a message removes it for everyone, for good.</p>
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
-      <div className="dialog-buttons">
-        <button type="button" onClick={() => messageUi.closeDialog()} autoFocus>
-          Cancel
-        </button>
-        <button type="button" className="primary danger" onClick={confirm} disabled={busy}>
-          Delete
-        </button>
-      </div>
+      <DialogFooter error={error} onCancel={() => messageUi.closeDialog()} action={{ label: "Delete", danger: true, onClick: confirm, disabled: busy }} />
     </Dialog>
   );
 }
@@ -283,19 +271,7 @@ function ReportDialog({ message }: { message: Message }) {
         </select>
         <label htmlFor="report-description">Explanation{type === "other" ? "" : " (optional)"}</label>
         <textarea id="report-description" rows={3} maxLength={1000} value={description} onChange={(e) => setDescription(e.target.value)} required={type === "other"} />
-        {error && (
-          <p className="form-error" role="alert">
-            {error}
-          </p>
-        )}
-        <div className="dialog-buttons">
-          <button type="button" onClick={() => messageUi.closeDialog()}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            Report
-          </button>
-        </div>
+        <DialogFooter error={error} onCancel={() => messageUi.closeDialog()} action={{ label: "Report", disabled: busy }} />
       </form>
     </Dialog>
   );
@@ -362,19 +338,7 @@ function MoveDialog({ message }: { message: Message }) {
         <label className="checkbox">
           <input type="checkbox" checked={notifyNew} onChange={(e) => setNotifyNew(e.target.checked)} /> Send a notice to the new topic
         </label>
-        {error && (
-          <p className="form-error" role="alert">
-            {error}
-          </p>
-        )}
-        <div className="dialog-buttons">
-          <button type="button" onClick={() => messageUi.closeDialog()}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            Move
-          </button>
-        </div>
+        <DialogFooter error={error} onCancel={() => messageUi.closeDialog()} action={{ label: "Move", disabled: busy }} />
       </form>
     </Dialog>
   );

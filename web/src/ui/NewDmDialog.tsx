@@ -7,7 +7,7 @@ import { navigate } from "../model/navigation.ts";
 import { dmNarrow, narrowKey } from "../model/narrow.ts";
 import { usePermissions } from "../model/permissions.ts";
 import { useUsers } from "../model/users.ts";
-import { Dialog } from "./Dialog.tsx";
+import { Dialog, DialogFooter } from "./Dialog.tsx";
 
 export function NewDmDialog() {
   const { byId, selfId } = useUsers();
@@ -46,14 +46,7 @@ export function NewDmDialog() {
             </label>
           ))}
         </fieldset>
-        <div className="dialog-buttons">
-          <button type="button" onClick={() => messageUi.closeDialog()}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={chosen.length === 0 && people.length !== 1}>
-            Start conversation
-          </button>
-        </div>
+        <DialogFooter onCancel={() => messageUi.closeDialog()} action={{ label: "Start conversation", disabled: chosen.length === 0 && people.length !== 1 }} />
       </form>
     </Dialog>
   );
