@@ -1,12 +1,14 @@
 // Builds the Fastify application from its services. No globals: tests build
 // as many apps as they like, each on its own database.
+import { createRequire } from "node:module";
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from "fastify";
 import pino from "pino";
 import { maxUploadBytes } from "./domain/uploads.ts";
 import { ApiError } from "./errors.ts";
 import { MethodTable, registerRoutes, type Route } from "./http/route.ts";
+import { addSecurityHeaders } from "./http/security-headers.ts";
 import { clientErrorHandler, errorBody, frameworkErrorHandler, isMalformedMultipart } from "./http/transport.ts";
 import { avatarFileRoutes, avatarRoutes } from "./routes/avatars.ts";
 import { authRoutes } from "./routes/auth.ts";
@@ -44,6 +46,7 @@ import { sessionRoutes } from "./routes/sessions.ts";
 import { passwordResetPageRoutes } from "./routes/password-reset.ts";
 import { webClientRoutes } from "./routes/web-client.ts";
 import { externalContentRoutes } from "./routes/external-content.ts";
+import { healthRoutes } from "./routes/health.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import type { Services } from "./services.ts";
 
@@ -95,6 +98,32 @@ export interface BuildOptions {
   onRoute?: (method: string, url: string) => void;
 }
 
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions["schemaController"]>["compilersFactory"]>;
+/** Fastify's compiler factories as called: (external schemas, server options) → a compiler. */
+type Factory = (externalSchemas: unknown, options: unknown) => unknown;
+/** require() as Fastify itself resolves: the compilers are its dependencies. */
+const fastifyRequire = createRequire(createRequire(import.meta.url).resolve("fastify"));
+
+/** A factory that requires `module` and makes its compiler selector on first call, as Fastify would have at once. */
+function lazyFactory(module: string): Factory {
+  let factory: Factory | undefined;
+  return (externalSchemas, options) => {
+    factory ??= (fastifyRequire(module) as () => Factory)();
+    return factory(externalSchemas, options);
+  };
+}
+
+/**
+ * Fastify's own JSON-schema compilers (Ajv, fast-json-stringify), loaded when
+ * a route declares a schema. Parley's routes declare none (their parameters
+ * go through http/params.ts), so a running server never loads them; left to
+ * itself, Fastify requires them, Ajv's hundred files and all, when the app is
+ * made. One pair per app, as Fastify makes them.
+ */
+function lazySchemaCompilers(): CompilersFactory {
+  return { buildValidator: lazyFactory("@fastify/ajv-compiler"), buildSerializer: lazyFactory("@fastify/fast-json-stringify-compiler") } as CompilersFactory;
+}
+
 /** Requests whose multipart body is being parsed (from preParsing until the fields are on request.body). */
 const parsingMultipart = new WeakSet<FastifyRequest>();
 
@@ -112,9 +141,15 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // request.ip (per-IP rate limits) is the client's address only behind proxies we were told to believe.
     ...(config.trustedProxies.length > 0 ? { trustProxy: config.trustedProxies } : {}),
+    // While draining (SIGTERM), a request that arrives on a connection
+    // already open is served, not refused with Fastify's bare 503: the load
+    // balancer has sent it here already, and the process can still do it.
+    // Its reply closes the connection (below), so the next one goes elsewhere.
+    return503OnClosing: false,
     // Requests refused before any route sees them get Zulip's error JSON too.
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
+    schemaController: { compilersFactory: lazySchemaCompilers() },
   });
 
   const { onRoute } = options;
@@ -179,8 +214,15 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   });
   app.addHook("onSend", async (_request, reply, payload) => {
     if (closing) reply.header("connection", "close");
+    // Queues in Redis: a reply goes out once the events its change caused are
+    // written, so a client told "done" finds them on its next poll, whichever
+    // process serves it. (Undefined in memory, where delivery is synchronous.)
+    const written = services.queues.settled();
+    if (written) await written;
     return payload;
   });
+  // X-Frame-Options, nosniff, Referrer-Policy, a CSP and (over HTTPS) HSTS on every reply.
+  addSecurityHeaders(app, config);
 
   app.addHook("onResponse", async (request, reply) => {
     // The path only: query strings may carry passwords or API keys.
@@ -241,6 +283,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   joinPageRoutes(app, services, methods);
   passwordResetPageRoutes(app, services, methods);
   webClientRoutes(app, services, methods);
+  healthRoutes(app, services, methods);
   await webhookRoutes(app, services, methods);
   return app;
 }

@@ -3,11 +3,14 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { randomPassword } from "./actions/credentials.ts";
 import { createRealm, RealmExistsError } from "./actions/realm.ts";
 import { createUser } from "./actions/users.ts";
+import { describeBackends } from "./backends.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { isRole, Role } from "./domain/roles.ts";
 import { ApiError } from "./errors.ts";
+import { moveFiles } from "./files/move.ts";
+import { openFileStore } from "./files/open.ts";
 import { getDefaultRealm, getUserByLoginEmail } from "./queries/users.ts";
-import { openServices, startServer } from "./server.ts";
+import { closeServices, openServices, startServer } from "./server.ts";
 import type { Services } from "./services.ts";
 
 const HELP = `Usage: parley <command> [options]
@@ -20,13 +23,16 @@ Commands:
   create-user --email E --full-name N (--password P | --bot) [--role 100|200|300|400|600] [--json]
                               Create a user, or a bot (no password) with --bot
   api-key --email E [--json]  Print a user's API key
+  move-uploads --to local|database [--delete-source]
+                              Copy every uploaded file, avatar, emoji and icon to that
+                              file store (from the other), checking each copy
 
 Configuration comes from the environment: PORT, HOST, DATA_DIR, DATABASE_URL,
-PG_SCHEMA, EXTERNAL_URL, FAKE_EMAIL_DOMAIN, LOG_LEVEL, PARLEY_DEV_MODE,
-BODY_LIMIT_BYTES, PUSH_SERVICE_URL with PUSH_SERVICE_ORG_ID and PUSH_SERVICE_ORG_KEY
+PG_SCHEMA, REDIS_URL, REDIS_KEY_PREFIX, UPLOAD_STORAGE, EXTERNAL_URL, FAKE_EMAIL_DOMAIN, LOG_LEVEL, PARLEY_DEV_MODE,
+BODY_LIMIT_BYTES, WEBHOOK_BODY_LIMIT_BYTES, PUSH_SERVICE_URL with PUSH_SERVICE_ORG_ID and PUSH_SERVICE_ORG_KEY
 (mobile push; unset: off), PUSH_RETRY_BASE_MS, INVITATION_LINK_VALIDITY_MINUTES,
 INVITES_DAILY_MAX, SMTP_URL (invitation emails; unset: written to DATA_DIR/outbox),
-EMAIL_FROM, and for the first \`serve\` ORG_NAME and
+EMAIL_FROM, SHUTDOWN_TIMEOUT_SECONDS, and for the first \`serve\` ORG_NAME and
 OWNER_EMAIL (see README).`;
 
 class UsageError extends Error {}
@@ -55,7 +61,7 @@ async function withServices<T>(fn: (services: Services) => Promise<T>): Promise<
   try {
     return await fn(services);
   } finally {
-    await services.storage.close();
+    await closeServices(services);
   }
 }
 
@@ -87,16 +93,33 @@ async function serve(): Promise<void> {
     printCredentials(config, `Created the organization "${config.defaultOrgName}" and its owner (shown once):`, owner.delivery_email, password, owner.api_key);
   }
   const server = await startServer(services);
+  const backends = describeBackends(config);
+  server.app.log.info(
+    { backends },
+    `Backends: database ${backends.database}; events ${backends.events}; rate limits ${backends.rateLimits}; uploads ${backends.uploads}`,
+  );
   server.app.log.info(`Parley listening on ${server.url} (${services.storage.dialect})`);
   let closing = false;
   const shutdown = (signal: string) => {
-    // A second signal, or a shutdown that hangs, ends the process at once.
+    // A second signal ends the process at once.
     if (closing) process.exit(1);
     closing = true;
-    setTimeout(() => process.exit(1), 10_000).unref();
-    server.app.log.info(`${signal}: finishing in-flight requests`);
+    const seconds = config.shutdownTimeoutMs / 1000;
+    // A drain that hangs (a client that never finishes its request, a job
+    // stuck on another site) must not keep a deploy waiting: its jobs are
+    // taken again by another process once their leases run out.
+    setTimeout(() => {
+      server.app.log.error({ jobsRunning: services.jobs?.busy ?? 0 }, `${signal}: not drained after ${seconds} s (SHUTDOWN_TIMEOUT_SECONDS): exiting`);
+      process.exit(1);
+    }, config.shutdownTimeoutMs).unref();
+    server.app.log.info(
+      `${signal}: draining (no new connections, GET /health answers 503, waiting polls answered now; requests and jobs in progress finish; at most ${seconds} s)`,
+    );
     server.close().then(
-      () => process.exit(0),
+      () => {
+        server.app.log.info(`${signal}: drained, exiting`);
+        process.exit(0);
+      },
       (error: unknown) => {
         server.app.log.error({ err: error }, "shutdown failed");
         process.exit(1);
@@ -180,6 +203,35 @@ async function apiKeyCommand(args: string[]): Promise<void> {
   });
 }
 
+/** Copies the files of the other file store into `--to`; 1 when a file could not be copied or conflicts. */
+async function moveUploadsCommand(args: string[]): Promise<number> {
+  const v = parse(args, { to: { type: "string" }, "delete-source": { type: "boolean" } }, ["to"]);
+  const to = v.to as string;
+  if (to !== "local" && to !== "database") throw new UsageError("--to must be local or database");
+  if (!loadConfig().databaseUrl) throw new ConfigError("move-uploads needs DATABASE_URL: the database file store is in PostgreSQL");
+  return withServices(async (services) => {
+    const from = to === "database" ? "local" : "database";
+    const source = openFileStore(services.config, services.storage, from);
+    const target = openFileStore(services.config, services.storage, to);
+    const report = await moveFiles(source, target, {
+      deleteSource: v["delete-source"] === true,
+      progress: (key, outcome) => {
+        if (outcome === "conflict") process.stderr.write(`conflict: ${key} is in ${to} with other contents; left as it is in both\n`);
+      },
+    });
+    for (const { key, error } of report.failed) process.stderr.write(`failed: ${key}: ${error}\n`);
+    const files = (n: number) => `${n} ${n === 1 ? "file" : "files"}`;
+    process.stdout.write(
+      `Copied ${files(report.copied)} (${report.bytes} bytes) from ${from} to ${to}, each checked (size and SHA-256); ` +
+        `${files(report.present)} already there` +
+        (v["delete-source"] === true ? `; removed ${files(report.deleted)} from ${from}` : "") +
+        (report.conflicts.length + report.failed.length > 0 ? `; conflicts: ${report.conflicts.length}, failed: ${report.failed.length}` : "") +
+        ".\n",
+    );
+    return report.conflicts.length + report.failed.length > 0 ? 1 : 0;
+  });
+}
+
 async function migrate(): Promise<void> {
   await withServices(async () => {
     process.stdout.write("Database is up to date.\n");
@@ -206,6 +258,8 @@ export async function main(argv: string[]): Promise<number> {
       case "api-key":
         await apiKeyCommand(args);
         return 0;
+      case "move-uploads":
+        return await moveUploadsCommand(args);
       case "help":
       case "--help":
       case "-h":

@@ -1,6 +1,7 @@
 // One typed configuration object, read from the environment once at start-up
 // and validated there, so nothing else in the code reads process.env.
 import path from "node:path";
+import { addressList } from "./domain/external-content.ts";
 
 export interface Config {
   host: string;
@@ -11,6 +12,10 @@ export interface Config {
   databaseUrl: string | undefined;
   /** PostgreSQL schema to keep the tables in (created if missing); undefined: the server's default. */
   pgSchema: string | undefined;
+  /** redis://… to share event queues and rate limits between processes; undefined: they live in this process. */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key this server uses, so several deployments (or test runs) can share one Redis. */
+  redisKeyPrefix: string;
   /** The organization's canonical URL as clients see it (realm_url). */
   externalUrl: string;
   /** Domain of the fake `user{id}@domain` API emails used when real emails are hidden. */
@@ -20,10 +25,18 @@ export interface Config {
   devMode: boolean;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** Largest body an incoming webhook (/api/v1/external/…) accepts, in bytes (see docs/security.md, "Incoming webhook limits"). */
+  webhookBodyLimitBytes: number;
   /** Largest uploaded file accepted, in MiB (Zulip's MAX_FILE_UPLOAD_SIZE); 0 disables uploads. */
   maxFileUploadSizeMib: number;
   /** Where uploaded files are stored: <dataDir>/uploads unless overridden. */
   uploadsDir: string;
+  /**
+   * Which file store keeps uploads, avatars, custom emoji and icons: "local"
+   * (files under uploadsDir) or "database" (in PostgreSQL, shared by every
+   * process). uploadsDir holds files still arriving either way.
+   */
+  uploadStorage: "local" | "database";
   /** Name of the organization created on an empty database by `serve`. */
   defaultOrgName: string;
   /** Email of the owner created on an empty database by `serve`. */
@@ -32,6 +45,8 @@ export interface Config {
   eventHeartbeatMs: number;
   /** Lifespan of an event queue nobody polls (Zulip: 10 minutes). */
   eventQueueIdleMs: number;
+  /** How long `parley serve` may take to drain after SIGTERM/SIGINT before it exits anyway. */
+  shutdownTimeoutMs: number;
   /** Default validity of invitations, in minutes (Zulip's INVITATION_LINK_VALIDITY_DAYS × 1440). */
   invitationLinkValidityMinutes: number;
   /** Invitation emails an organization may send per 24 hours (Zulip's INVITES_DEFAULT_REALM_DAILY_MAX). */
@@ -66,8 +81,24 @@ export interface Config {
    * probe its own network. On only where those hosts are meant to be reached.
    */
   externalContentAllowInternal: boolean;
+  /**
+   * Internal addresses or CIDR ranges that requests to other sites (image
+   * proxy, link previews, outgoing webhooks) may reach all the same, e.g. a
+   * bot server on this machine, without opening every internal address.
+   */
+  externalContentAllowAddresses: string[];
+  /** Name servers those requests resolve names with ("address" or "address:port"); empty: the system's (/etc/resolv.conf). */
+  externalContentDnsServers: string[];
   /** The image proxy's time limit for one image (and a link preview's for one page), redirects and bytes included. */
   externalContentTimeoutMs: number;
+  /** How long the image proxy waits for another site to start answering (each redirect hop anew). */
+  externalContentFirstByteTimeoutMs: number;
+  /** How long the image proxy waits for the next bytes of an image once they have started to come. */
+  externalContentIdleTimeoutMs: number;
+  /** Images the image proxy fetches at once for one client address (an IPv6 /64); more wait their turn. */
+  externalContentFetchesPerAddress: number;
+  /** Bytes of fetched images kept on disk (DATA_DIR/external-content-cache), least recently used first out; 0 keeps none. */
+  externalContentCacheBytes: number;
   /** Zulip's INLINE_URL_EMBED_PREVIEW: link previews may be made (each organization's inline_url_embed_preview turns them on). */
   inlineUrlEmbedPreview: boolean;
 }
@@ -100,11 +131,29 @@ function listFrom(env: Env, name: string): string[] {
     .filter((item) => item !== "");
 }
 
+/** A list of addresses or CIDR ranges, each checked. */
+function addressListFrom(env: Env, name: string): string[] {
+  const entries = listFrom(env, name);
+  try {
+    addressList(entries);
+  } catch (error) {
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
+  }
+  return entries;
+}
+
 /** A domain usable in an email address: the URL's host name if it is one, else a reserved name. */
 function emailDomainFor(url: URL): string {
   const host = url.hostname;
   const looksLikeDomain = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(host) && !/^[\d.]+$/.test(host);
   return looksLikeDomain ? host.toLowerCase() : "parley.invalid";
+}
+
+function uploadStorageFrom(env: Env, databaseUrl: string | undefined): Config["uploadStorage"] {
+  const raw = env.UPLOAD_STORAGE || "local";
+  if (raw !== "local" && raw !== "database") throw new ConfigError(`UPLOAD_STORAGE must be local or database, got '${raw}'`);
+  if (raw === "database" && !databaseUrl) throw new ConfigError("UPLOAD_STORAGE=database needs DATABASE_URL: files are kept in PostgreSQL");
+  return raw;
 }
 
 function smtpUrlFrom(env: Env): string | undefined {
@@ -124,6 +173,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (pgSchema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(pgSchema)) {
     throw new ConfigError("PG_SCHEMA must be a lower-case SQL identifier");
   }
+  const redisUrl = env.REDIS_URL || undefined;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError("REDIS_URL must be a redis:// or rediss:// URL");
+  if (redisUrl && !databaseUrl) throw new ConfigError("REDIS_URL needs DATABASE_URL: several processes cannot share one SQLite file");
+  const redisKeyPrefix = env.REDIS_KEY_PREFIX || "parley:";
+  if (!/^[A-Za-z0-9_:.-]{1,64}$/.test(redisKeyPrefix)) throw new ConfigError("REDIS_KEY_PREFIX may hold letters, digits and _ : . - (at most 64)");
   const externalUrlRaw = env.EXTERNAL_URL || `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   let externalUrl: URL;
   try {
@@ -143,16 +197,21 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dataDir,
     databaseUrl,
     pgSchema,
+    redisUrl,
+    redisKeyPrefix,
     externalUrl: externalUrl.origin,
     fakeEmailDomain: env.FAKE_EMAIL_DOMAIN || emailDomainFor(externalUrl),
     logLevel: env.LOG_LEVEL || "info",
     devMode: boolFrom(env, "PARLEY_DEV_MODE", false),
     bodyLimitBytes: intFrom(env, "BODY_LIMIT_BYTES", 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    webhookBodyLimitBytes: intFrom(env, "WEBHOOK_BODY_LIMIT_BYTES", 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxFileUploadSizeMib: intFrom(env, "MAX_FILE_UPLOAD_SIZE_MIB", 100, 0, 100 * 1024),
+    uploadStorage: uploadStorageFrom(env, databaseUrl),
     defaultOrgName: env.ORG_NAME || "Parley",
     defaultOwnerEmail: env.OWNER_EMAIL || "owner@parley.example",
     eventHeartbeatMs: intFrom(env, "EVENT_HEARTBEAT_SECONDS", 45, 1, 3600) * 1000,
     eventQueueIdleMs: intFrom(env, "EVENT_QUEUE_TIMEOUT_SECONDS", 600, 10, 7 * 24 * 3600) * 1000,
+    shutdownTimeoutMs: intFrom(env, "SHUTDOWN_TIMEOUT_SECONDS", 30, 1, 3600) * 1000,
     invitationLinkValidityMinutes: intFrom(env, "INVITATION_LINK_VALIDITY_MINUTES", 14400, 1, 100 * 365 * 1440),
     invitesDailyMax: intFrom(env, "INVITES_DAILY_MAX", 100, 0, 1_000_000),
     smtpUrl: smtpUrlFrom(env),
@@ -167,7 +226,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     trustedProxies: listFrom(env, "TRUSTED_PROXIES"),
     sessionAgeSeconds: intFrom(env, "SESSION_AGE_SECONDS", 14 * 24 * 3600, 60, 10 * 365 * 24 * 3600),
     externalContentAllowInternal: boolFrom(env, "EXTERNAL_CONTENT_ALLOW_INTERNAL", false),
+    externalContentAllowAddresses: addressListFrom(env, "EXTERNAL_CONTENT_ALLOW_ADDRESSES"),
+    externalContentDnsServers: listFrom(env, "EXTERNAL_CONTENT_DNS_SERVERS"),
     externalContentTimeoutMs: intFrom(env, "EXTERNAL_CONTENT_TIMEOUT_SECONDS", 10, 1, 300) * 1000,
+    externalContentFirstByteTimeoutMs: intFrom(env, "EXTERNAL_CONTENT_FIRST_BYTE_TIMEOUT_SECONDS", 5, 1, 300) * 1000,
+    externalContentIdleTimeoutMs: intFrom(env, "EXTERNAL_CONTENT_IDLE_TIMEOUT_SECONDS", 5, 1, 300) * 1000,
+    externalContentFetchesPerAddress: intFrom(env, "EXTERNAL_CONTENT_FETCHES_PER_ADDRESS", 8, 1, 32),
+    externalContentCacheBytes: intFrom(env, "EXTERNAL_CONTENT_CACHE_MIB", 256, 0, 1024 * 1024) * 1024 * 1024,
     inlineUrlEmbedPreview: boolFrom(env, "INLINE_URL_EMBED_PREVIEW", false),
     ...overrides,
     // Follows the data directory, including one given as an override.

@@ -15,7 +15,7 @@ import zlib from "node:zlib";
 import { after, before, describe, test } from "node:test";
 import sharp from "sharp";
 import { nameToCode } from "../src/markdown/emoji.ts";
-import { assertError, assertSuccess, basicAuth, startTestApp, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
+import { assertError, assertSuccess, basicAuth, startTestApp, storedBytes, storedKeys, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
 
 let t: TestApp;
 before(async () => {
@@ -114,8 +114,10 @@ async function freshUser(role?: number): Promise<TestUser> {
   return t.createUser(`Avatar User ${Math.random().toString(36).slice(2, 8)}`, role);
 }
 
-const avatarsDir = () => path.join(t.services.config.uploadsDir, "avatars", String(t.realm.id));
-const storedAvatarFiles = (): string[] => (fs.existsSync(avatarsDir()) ? fs.readdirSync(avatarsDir()).filter((f) => /^[0-9a-f]{40}/.test(f)).sort() : []);
+const avatarsPrefix = () => `avatars/${t.realm.id}/`;
+/** Names of the stored avatar files ({hash}.png, …) of the organization, in whichever file store the app uses. */
+const storedAvatarFiles = async (): Promise<string[]> =>
+  (await storedKeys(t, avatarsPrefix())).map((key) => key.slice(avatarsPrefix().length)).filter((name) => /^[0-9a-f]{40}[^/]*$/.test(name));
 const incomingFiles = (): string[] => {
   const dir = path.join(t.services.config.uploadsDir, ".incoming");
   return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
@@ -222,7 +224,7 @@ describe("POST /users/me/avatar", () => {
     assert.equal((await get(body.avatar_url, { "if-none-match": small.headers.get("etag")! })).status, 304);
 
     // The original is kept beside them, as Zulip keeps it; nothing is left in the incoming directory.
-    assert.ok(fs.existsSync(path.join(avatarsDir(), `${match[1]}.original`)));
+    assert.ok(await storedBytes(t, `${avatarsPrefix()}${match[1]}.original`));
     assert.deepEqual(incomingFiles(), []);
   });
 
@@ -237,7 +239,7 @@ describe("POST /users/me/avatar", () => {
     await assertPng((await get(second)).bytes, 100, "second");
     const hash = (url: string) => /([0-9a-f]{40})\.png/.exec(url)![1]!;
     assert.deepEqual(
-      storedAvatarFiles().filter((f) => f.startsWith(hash(first)) || f.startsWith(hash(second))),
+      (await storedAvatarFiles()).filter((f) => f.startsWith(hash(first)) || f.startsWith(hash(second))),
       [`${hash(second)}-medium.png`, `${hash(second)}.original`, `${hash(second)}.png`],
     );
   });
@@ -256,7 +258,7 @@ describe("POST /users/me/avatar", () => {
 
   test("errors, in Zulip's words; none of them changes the user or leaves files behind", async () => {
     const user = await freshUser();
-    const before = storedAvatarFiles();
+    const before = await storedAvatarFiles();
     const one = "You must upload exactly one avatar.";
     // No file at all: multipart without one, or a plain form.
     assertError(await uploadAvatar(user, []), 400, "BAD_REQUEST", one);
@@ -282,7 +284,7 @@ describe("POST /users/me/avatar", () => {
     const object = await userObject(user);
     assert.equal(object.avatar_version, 1);
     assert.match(object.avatar_url, /\/default\//);
-    assert.deepEqual(storedAvatarFiles(), before);
+    assert.deepEqual(await storedAvatarFiles(), before);
     assert.deepEqual(incomingFiles(), []);
   });
 
@@ -442,8 +444,7 @@ describe("the organization icon", () => {
     assert.equal(deleted.icon_url, defaultUrl);
     assert.deepEqual(t.events.map((n) => n.event), [{ ...event, data: { icon_source: "G", icon_url: defaultUrl } }]);
     assert.deepEqual((await get(defaultUrl)).bytes, defaultIcon);
-    const iconDir = path.join(avatarsDir(), "realm");
-    assert.deepEqual(fs.existsSync(iconDir) ? fs.readdirSync(iconDir) : [], []);
+    assert.deepEqual(await storedKeys(t, `${avatarsPrefix()}realm/`), []);
   });
 });
 

@@ -6,20 +6,30 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { test, type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { describeBackends } from "../src/backends.ts";
+import { loadConfig } from "../src/config.ts";
+import { dropPgSchema } from "./helpers.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const PG_URL = process.env.DATABASE_URL;
+/** With DATABASE_URL, REDIS_URL puts events and rate limits in Redis (under a key prefix of the test's own). */
+const REDIS_URL = PG_URL ? process.env.REDIS_URL : undefined;
 const DIALECT = PG_URL ? "postgres" : "sqlite";
 
-/** How long one CLI command may take before the test gives up on it. */
-const COMMAND_TIMEOUT_MS = 20_000;
+/**
+ * How long one CLI command may take before the test gives up on it: a hang
+ * detector, not a speed check (start-up time is measured in bench/startup.ts).
+ * Generous, because several commands run at once on a loaded two-core machine.
+ */
+const COMMAND_TIMEOUT_MS = 120_000;
 /** How long `serve` may take to start listening, and to exit after a signal. */
-const SERVE_START_TIMEOUT_MS = 20_000;
+const SERVE_START_TIMEOUT_MS = 60_000;
 const SERVE_STOP_TIMEOUT_MS = 5_000;
 
 const API_KEY = /^[A-Za-z0-9]{32}$/;
@@ -42,18 +52,14 @@ function freshDb(t: TestContext): FreshDb {
     schema = `cli_${crypto.randomBytes(6).toString("hex")}`;
     env.DATABASE_URL = PG_URL;
     env.PG_SCHEMA = schema;
+    if (REDIS_URL) {
+      env.REDIS_URL = REDIS_URL;
+      env.REDIS_KEY_PREFIX = `${schema}:`;
+    }
   }
   t.after(async () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
-    if (schema) {
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      try {
-        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      } finally {
-        await client.end();
-      }
-    }
+    if (schema) await dropPgSchema(schema);
   });
   return { env, dataDir, schema };
 }
@@ -438,6 +444,18 @@ test("serve creates the organization once, answers the API, stops cleanly on SIG
 
   const out = first.stdout();
   assert.equal(count(out, "Created the organization"), 1, out);
+  // It says which backends it uses, once.
+  const backendLines = out.split("\n").filter((line) => line.includes('"Backends: '));
+  assert.equal(backendLines.length, 1, out);
+  const { backends } = JSON.parse(backendLines[0]!);
+  const redis = REDIS_URL ? `redis ${new URL(REDIS_URL).hostname}:${new URL(REDIS_URL).port || "6379"}/` : undefined;
+  if (PG_URL) assert.match(backends.database, new RegExp(`^postgres .*${new URL(PG_URL).hostname}:\\d+/.*, schema ${db.schema}$`));
+  else assert.equal(backends.database, `sqlite ${path.join(db.dataDir, "parley.sqlite3")}`);
+  for (const name of ["events", "rateLimits"]) {
+    if (redis) assert.ok(backends[name].startsWith(redis) && backends[name].endsWith(`key prefix ${db.schema}:`), backends[name]);
+    else assert.equal(backends[name], "in-process");
+  }
+  assert.equal(backends.uploads, process.env.UPLOAD_STORAGE === "database" && PG_URL ? "database (the stored_files tables)" : `local directory ${path.join(db.dataDir, "uploads")}`);
   assert.ok(out.includes('"Serve Org"'), out);
   const creds = /email:\s+(\S+)\n\s*password:\s+(\S+)\n\s*API key:\s+(\S+)\n/.exec(out);
   assert.ok(creds, `no credentials in:\n${out}`);
@@ -586,4 +604,46 @@ test("SIGTERM lets a request already in flight finish, then exits 0", { timeout:
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   assert.equal(answer.body.api_key, owner.api_key);
   assert.deepEqual(await exit, { code: 0, signal: null });
+});
+
+test("SIGTERM: a drain that has not ended after SHUTDOWN_TIMEOUT_SECONDS ends the process with status 1, saying so", { timeout: 180_000 }, async (t) => {
+  const db = freshDb(t);
+  await initOrg(db);
+  const server = await serve(t, db, { SHUTDOWN_TIMEOUT_SECONDS: "1" });
+  // A client that began a request and never finishes it: its connection is
+  // busy, so the drain waits for it (an idle one would be closed at once).
+  const { port, hostname } = new URL(server.url);
+  const socket = net.connect(Number(port), hostname);
+  t.after(() => socket.destroy());
+  socket.on("error", () => {});
+  await new Promise((resolve) => socket.once("connect", resolve));
+  await new Promise((resolve) => socket.write("GET /api/v1/server_settings HTTP/1.1\r\nHost: parley\r\n", resolve));
+  // Long enough for a loaded machine to read the bytes before the signal.
+  await new Promise((r) => setTimeout(r, 200));
+  // Well under the 10 s the drain was bounded by before it was configurable.
+  assert.deepEqual(await server.stop("SIGTERM"), { code: 1, signal: null }, `stdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`);
+  assert.match(server.stdout(), /SIGTERM: not drained after 1 s \(SHUTDOWN_TIMEOUT_SECONDS\): exiting/);
+});
+
+test("the backends log line names hosts, databases and prefixes, never a password", () => {
+  const backends = describeBackends(
+    loadConfig({
+      DATABASE_URL: "postgres://chat:pg-secret@db.internal:5433/parley?sslmode=require",
+      PG_SCHEMA: "acme",
+      REDIS_URL: "redis://default:redis-secret@cache.internal:6380/2",
+      REDIS_KEY_PREFIX: "acme:",
+      DATA_DIR: "/srv/parley",
+    }),
+  );
+  assert.deepEqual(backends, {
+    database: "postgres chat@db.internal:5433/parley, schema acme",
+    events: "redis cache.internal:6380/2, key prefix acme:",
+    rateLimits: "redis cache.internal:6380/2, key prefix acme:",
+    uploads: "local directory /srv/parley/uploads",
+  });
+  assert.doesNotMatch(JSON.stringify(backends), /secret/);
+  const single = describeBackends(loadConfig({ DATA_DIR: "/srv/parley", RATE_LIMITING: "false" }));
+  assert.deepEqual(single, { database: "sqlite /srv/parley/parley.sqlite3", events: "in-process", rateLimits: "off (RATE_LIMITING=false)", uploads: "local directory /srv/parley/uploads" });
+  assert.equal(describeBackends(loadConfig({ DATABASE_URL: "postgresql:///parley?host=/run/postgresql" })).database, "postgres /run/postgresql:5432/parley, schema (the search_path's)");
+  assert.equal(describeBackends(loadConfig({ DATABASE_URL: "postgres://db.internal/parley", UPLOAD_STORAGE: "database" })).uploads, "database (the stored_files tables)");
 });

@@ -307,7 +307,7 @@ describe("users", () => {
     const extraQueue = (await t.register(extra, { event_types: null, client_capabilities: CAPABILITIES })).queue_id;
     assertSuccess(await t.api(t.users.admin, "DELETE", `/users/${extra.id}`));
     const got = await q.read();
-    assert.deepEqual(t.services.queues.get(extraQueue, extra.id).events, [], "the deactivated user hears nothing");
+    assert.deepEqual(await t.services.queues.peek(extraQueue), [], "the deactivated user hears nothing");
     for (const name of STANDING) assert.deepEqual(one(got, name, "realm_user/update").person, { user_id: extra.id, is_active: false }, name);
     // Zulip's send_events_for_user_deactivation: subscriber lists drop the user.
     for (const name of STANDING.filter((n) => n !== "guest")) {

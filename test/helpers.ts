@@ -12,10 +12,14 @@ import { createUser } from "../src/actions/users.ts";
 import { loadConfig, type Config } from "../src/config.ts";
 import { Role } from "../src/domain/roles.ts";
 import type { ClientEvent, Notification } from "../src/events/notifier.ts";
+import { readStoredFile } from "../src/files/store.ts";
 import { openStorage, type Storage } from "../src/storage/database.ts";
+import { connectRedis } from "../src/redis.ts";
 import type { Realm, User } from "../src/storage/schema.ts";
 import { openServices, startServer, type RunningServer } from "../src/server.ts";
 import type { Services } from "../src/services.ts";
+import type { JobRunner } from "../src/jobs/runner.ts";
+import { jobRunnerFor } from "../src/workers/index.ts";
 
 export interface TestUser {
   id: number;
@@ -88,11 +92,28 @@ export interface TestApp {
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   queuedEvents(user: TestUser, queueId: string, lastEventId?: number): Promise<any[]>;
+  /**
+   * Another server process, as a second `parley serve` would be: its own
+   * services on the same database and (with REDIS_URL) the same Redis key
+   * prefix. Closed with this app.
+   */
+  startPeer(): Promise<PeerServer>;
+  close(): Promise<void>;
+}
+
+export interface PeerServer {
+  url: string;
+  services: Services;
+  api(user: TestUser | null, method: string, urlPath: string, params?: Params, options?: RequestOptions): Promise<ApiResponse>;
   close(): Promise<void>;
 }
 
 export const PG_URL = process.env.DATABASE_URL;
 export const DIALECT = PG_URL ? "postgres" : "sqlite";
+/** Set (with DATABASE_URL) to run the suite with event queues and rate limits in Redis. */
+export const REDIS_URL = process.env.REDIS_URL;
+/** UPLOAD_STORAGE=database (with DATABASE_URL) runs the suite with uploaded files kept in PostgreSQL. */
+export const UPLOAD_STORAGE = PG_URL && process.env.UPLOAD_STORAGE ? process.env.UPLOAD_STORAGE : "local";
 
 /** Parameter values as a Zulip client encodes them: strings raw, everything else JSON. */
 export function encodeValue(value: unknown): string {
@@ -148,9 +169,30 @@ export function jsonRequest(baseUrl: string, session: BrowserSession | null, met
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return loadConfig(
     // Rate limits off, as Zulip's test suite runs: tests drive one user hard. test/rate-limits.test.ts turns them on.
-    { HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "silent", EXTERNAL_URL: "http://parley.test", RATE_LIMITING: "false", ...(PG_URL ? { DATABASE_URL: PG_URL } : {}) },
+    {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      LOG_LEVEL: "silent",
+      EXTERNAL_URL: "http://parley.test",
+      RATE_LIMITING: "false",
+      ...(PG_URL ? { DATABASE_URL: PG_URL } : {}),
+      // Each test server keeps its Redis keys apart, as each keeps its own PostgreSQL schema.
+      ...(PG_URL && REDIS_URL ? { REDIS_URL, REDIS_KEY_PREFIX: `t_${crypto.randomBytes(6).toString("hex")}:` } : {}),
+      UPLOAD_STORAGE,
+    },
     overrides,
   );
+}
+
+/** Drops a test's PostgreSQL schema (on PG_URL) with everything in it. */
+export async function dropPgSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
 }
 
 /** Opens storage on a fresh database: a temp SQLite file, or a new PostgreSQL schema. */
@@ -160,18 +202,27 @@ async function freshStorage(config: Config) {
     const storage = await openStorage({ databaseUrl: PG_URL, pgSchema: schema });
     return {
       storage,
-      cleanup: async () => {
-        const client = new pg.Client({ connectionString: PG_URL });
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await client.end();
-      },
+      reopen: () => openStorage({ databaseUrl: PG_URL, pgSchema: schema }),
+      cleanup: () => dropPgSchema(schema),
     };
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-test-"));
   const storage = await openStorage({ sqlitePath: path.join(dir, "parley.sqlite3") });
   void config;
-  return { storage, cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  return { storage, reopen: () => openStorage({ sqlitePath: path.join(dir, "parley.sqlite3") }), cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Deletes a test server's Redis keys (its prefix is its own), as its PostgreSQL schema is dropped. */
+export async function deleteRedisKeys(config: Config): Promise<void> {
+  if (config.redisUrl === undefined) return;
+  const redis = connectRedis(config, "test-cleanup");
+  try {
+    for await (const keys of redis.scanStream({ match: `${config.redisKeyPrefix}*`, count: 500 })) {
+      if ((keys as string[]).length > 0) await redis.del(...(keys as string[]));
+    }
+  } finally {
+    redis.disconnect();
+  }
 }
 
 export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
@@ -182,10 +233,11 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   const storage = fresh.storage;
   const cleanup = async () => {
     await fresh.cleanup();
+    await deleteRedisKeys(config);
     if (dataDir !== undefined) fs.rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    return await populate(config, storage, cleanup);
+    return await populate(config, storage, fresh.reopen, cleanup);
   } catch (error) {
     await storage.close().catch(() => {});
     await cleanup();
@@ -193,7 +245,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   }
 }
 
-async function populate(config: Config, storage: Storage, cleanup: () => Promise<void>): Promise<TestApp> {
+async function populate(config: Config, storage: Storage, reopen: () => Promise<Storage>, cleanup: () => Promise<void>): Promise<TestApp> {
   const services = await openServices(config, storage);
   const ownerPassword = "owner-password";
   const { realm, owner } = await createRealm(services, {
@@ -206,6 +258,7 @@ async function populate(config: Config, storage: Storage, cleanup: () => Promise
   services.notifier.subscribe((n) => events.push(n));
 
   let server: RunningServer | undefined = await startServer(services);
+  const peers = new Set<RunningServer>();
   const baseUrl = server.url;
 
   const make = async (name: string, role: number = Role.MEMBER, options: { bot?: boolean; botOwnerId?: number } = {}): Promise<TestUser> => {
@@ -276,14 +329,30 @@ async function populate(config: Config, storage: Storage, cleanup: () => Promise
     },
     register: async (user, params = {}) => assertSuccess(await request(baseUrl, user, "POST", "/register", params, {})),
     queuedEvents: async (user, queueId, lastEventId = -1) => {
+      // Events of an action the test called directly (no reply to wait for them) are written to Redis queues asynchronously.
+      await services.queues.settled();
       const reply = assertSuccess(await request(baseUrl, user, "GET", "/events", { queue_id: queueId, last_event_id: lastEventId, dont_block: true }, {}));
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       return reply.events.filter((e: any) => e.type !== "heartbeat");
+    },
+    startPeer: async () => {
+      const peer = await startServer(await openServices(config, await reopen()));
+      peers.add(peer);
+      return {
+        url: peer.url,
+        services: peer.services,
+        api: (user, method, urlPath, params = {}, options = {}) => request(peer.url, user, method, urlPath, params, options),
+        close: async () => {
+          if (peers.delete(peer)) await peer.close();
+        },
+      };
     },
     close: async () => {
       if (!server) return;
       const closing = server;
       server = undefined;
+      for (const peer of [...peers]) await peer.close();
+      peers.clear();
       await closing.close();
       await cleanup();
     },
@@ -353,6 +422,19 @@ export function expectedChannel(
   };
 }
 
+/** Keys of the files the app's file store holds under `prefix` ("avatars/2/"), sorted: whichever backend it uses. */
+export async function storedKeys(t: TestApp, prefix = ""): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const { key } of t.services.files.list()) if (key.startsWith(prefix)) keys.push(key);
+  return keys.sort();
+}
+
+/** The contents of a stored file, or undefined when there is none. */
+export async function storedBytes(t: TestApp, key: string): Promise<Buffer | undefined> {
+  const file = await t.services.files.open(key);
+  return file && readStoredFile(file);
+}
+
 let nameCounter = 0;
 /** A name no other test in this process has used: "prefix N". */
 export function uniqueName(prefix = "name"): string {
@@ -361,3 +443,33 @@ export function uniqueName(prefix = "name"): string {
 }
 
 export const sortedIds = (ids: readonly number[]): number[] => [...ids].sort((a, b) => a - b);
+
+/** Resolves once no background job (of `names`, or any) is queued, running or waiting for a retry: failed ones are over. */
+export async function jobsSettled(services: Services, names?: readonly string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let query = services.storage.db.selectFrom("jobs").select((eb) => eb.fn.countAll<number>().as("n")).where("status", "<>", "failed");
+    if (names) query = query.where("name", "in", [...names]);
+    const { n } = await query.executeTakeFirstOrThrow();
+    if (Number(n) === 0 && (services.jobs?.busy ?? 0) === 0) {
+      // The jobs' events, on Redis, are written to the queues after the job ends (a reply waits for them; a job does not).
+      await services.queues.settled();
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`background jobs still pending after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Another job runner on `services`, started, with every worker and its own log: what another process (or a restart) would run. */
+export function startJobRunner(services: Services, log: (error: unknown, what: string) => void = () => {}): JobRunner {
+  const runner = jobRunnerFor(services, log);
+  runner.start();
+  return runner;
+}
+
+/** The payloads of the jobs named `name` still queued, running or waiting for a retry (not failed), oldest first. */
+export async function pendingJobs<P = Record<string, unknown>>(services: Services, name: string): Promise<P[]> {
+  const rows = await services.storage.db.selectFrom("jobs").select("payload").where("name", "=", name).where("status", "<>", "failed").orderBy("id").execute();
+  return rows.map((r) => JSON.parse(r.payload) as P);
+}

@@ -8,8 +8,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { ConfigError, loadConfig } from "../src/config.ts";
-import { MAX_ATTEMPTS } from "../src/workers/push-notifications.ts";
-import { assertError, assertSuccess, startTestApp, uniqueName, type TestApp, type TestUser } from "./helpers.ts";
+import { PUSH_MAX_ATTEMPTS as MAX_ATTEMPTS } from "../src/domain/push.ts";
+import { PUSH_MESSAGE_JOB, PUSH_NOTIFY_JOB, PUSH_REGISTER_JOB } from "../src/jobs/names.ts";
+import { assertError, assertSuccess, jobsSettled, startTestApp, uniqueName, type TestApp, type TestUser } from "./helpers.ts";
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -92,7 +93,7 @@ beforeEach(async () => {
 
 const u = () => t.users;
 const db = () => t.services.storage.db;
-const idle = () => t.services.push!.idle();
+const idle = () => jobsSettled(t.services);
 
 const APNS_TOKEN = "c0ffee00deadbeef";
 const PUSH_KEY = Buffer.from("push public key bytes").toString("base64");
@@ -184,7 +185,9 @@ describe("no push service configured", () => {
   test("a message to a user with a token sends nothing anywhere and succeeds", async () => {
     assertSuccess(await plain.api(plain.users.member, "POST", "/users/me/android_gcm_reg_id", { token: "tok" }));
     assertSuccess(await plain.api(plain.users.owner, "POST", "/messages", { type: "direct", to: [plain.users.member.id], content: "hi" }));
-    assert.equal(plain.services.push, undefined);
+    // Without a push service no push job is queued, nor any worker registered for one.
+    assert.deepEqual(await plain.services.storage.db.selectFrom("jobs").select("name").where("name", "in", [PUSH_MESSAGE_JOB, PUSH_NOTIFY_JOB, PUSH_REGISTER_JOB]).execute(), []);
+    assert.ok(!plain.services.jobs!.names.some((n) => n.startsWith("push_")));
     assert.equal(fake.requests.length, 0);
   });
 });
@@ -533,7 +536,7 @@ describe("pushes for new messages", () => {
     const { owner, member } = u();
     await addAndroid(member);
     // Earlier tests' event queues would make the member count as online.
-    for (const queue of [...t.services.queues.queuesOf(member.id)]) t.services.queues.delete(queue);
+    for (const queueId of await t.services.queues.queueIdsOf(member.id)) await t.services.queues.remove(queueId, member.id);
     try {
       assertSuccess(await t.api(member, "PATCH", "/settings", { enable_offline_push_notifications: false }));
       await sendAndSettle(owner, { type: "direct", to: [member.id], content: "one" });
@@ -547,7 +550,7 @@ describe("pushes for new messages", () => {
       await sendAndSettle(owner, { type: "direct", to: [member.id], content: "three" });
       assert.equal(notifies().length, 1);
     } finally {
-      for (const queue of [...t.services.queues.queuesOf(member.id)]) t.services.queues.delete(queue);
+      for (const queueId of await t.services.queues.queueIdsOf(member.id)) await t.services.queues.remove(queueId, member.id);
       assertSuccess(await t.api(member, "PATCH", "/settings", { enable_offline_push_notifications: true, enable_online_push_notifications: true }));
     }
   });

@@ -1,13 +1,19 @@
 // Rate limits as Zulip has them: failed password logins per username (in the
 // database, counted before the password is checked), API calls per user, and
 // unauthenticated calls per IP address, with Zulip's 429 and X-RateLimit-*
-// headers. Every other test file runs with RATE_LIMITING=false.
+// headers. Every other test file runs with RATE_LIMITING=false. API calls are
+// counted in memory, or in Redis when REDIS_URL is set (with DATABASE_URL):
+// every case here runs on whichever the environment picks.
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
-import { openServices } from "../src/server.ts";
-import { assertError, assertSuccess, basicAuth, startTestApp, type ApiResponse, type TestApp } from "./helpers.ts";
+import { openServices, startServer } from "../src/server.ts";
+import type { Services } from "../src/services.ts";
+import { RedisRateLimiter } from "../src/rate-limit.ts";
+import { connectRedis, type Redis } from "../src/redis.ts";
+import { assertError, assertSuccess, basicAuth, startTestApp, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
 
 const AUTH_FAILED = "Your username or password is incorrect";
 const LIMITED = "API usage exceeded rate limit";
@@ -79,14 +85,19 @@ describe("failed password logins per username", () => {
     // A new process: its own services and in-memory limiters, the same database.
     const services = await openServices(t.services.config, t.services.storage);
     const app = await buildApp(services);
-    const reply = await app.inject({
-      method: "POST",
-      url: "/api/v1/fetch_api_key",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      payload: new URLSearchParams({ username: victim.email, password: victim.password }).toString(),
-    });
-    assert.equal(reply.statusCode, 429, reply.body);
-    assert.equal(JSON.parse(reply.body).code, "RATE_LIMIT_HIT");
+    try {
+      const reply = await app.inject({
+        method: "POST",
+        url: "/api/v1/fetch_api_key",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams({ username: victim.email, password: victim.password }).toString(),
+      });
+      assert.equal(reply.statusCode, 429, reply.body);
+      assert.equal(JSON.parse(reply.body).code, "RATE_LIMIT_HIT");
+    } finally {
+      await app.close();
+      services.redis?.disconnect();
+    }
   });
 
   test("after 30 minutes the username may try again", async () => {
@@ -275,5 +286,122 @@ describe("TRUSTED_PROXIES: per-IP limits see the client behind a reverse proxy",
     assert.equal(loadConfig({ RATE_LIMITING: "false" }).rateLimiting, false);
     assert.equal(loadConfig({}).apiRateLimitPerMinute, 200);
     assert.throws(() => loadConfig({ API_RATE_LIMIT_PER_MINUTE: "0" }));
+  });
+});
+
+/** GET /api/v1/users/me as `user` on the server at `url`. */
+async function getMe(url: string, user: TestUser): Promise<ApiResponse> {
+  const response = await fetch(`${url}/api/v1/users/me`, { headers: { authorization: basicAuth(user.email, user.apiKey) } });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+/** Runs `body` with the clocks of these limiters standing still at the same moment. */
+async function frozenClocks(servicesList: Services[], body: (start: number) => Promise<void>): Promise<void> {
+  const clocks = servicesList.map((s) => s.apiLimiter.clock);
+  const start = clocks[0]!();
+  for (const s of servicesList) s.apiLimiter.clock = () => start;
+  try {
+    await body(start);
+  } finally {
+    servicesList.forEach((s, i) => (s.apiLimiter.clock = clocks[i]!));
+  }
+}
+
+describe("several server processes (REDIS_URL): one budget per user across all of them", () => {
+  let t: TestApp;
+  let second: Awaited<ReturnType<typeof startServer>>;
+  before(async () => {
+    t = await startTestApp({ rateLimiting: true, apiRateLimitPerMinute: 10 });
+    // A second process: its own services, limiter and Redis connection, on the same database and Redis key prefix.
+    const services = await openServices(t.services.config, { ...t.services.storage, close: async () => {} });
+    second = await startServer(services);
+  });
+  after(async () => {
+    await second.close();
+    await t.close();
+  });
+
+  test("calls spread over two servers: the sum accepted stays at the limit, and the headers count down across both", async () => {
+    const user = await t.createUser("Two Process Caller");
+    // REDIS_URL (with DATABASE_URL) in the environment puts the counters in Redis.
+    const shared = t.services.config.redisUrl !== undefined;
+    await frozenClocks([t.services, second.services], async (start) => {
+      // One call on each first: the second server sees the first's call.
+      const first = await getMe(t.url, user);
+      const other = await getMe(second.url, user);
+      assertSuccess(first);
+      assertSuccess(other);
+      assert.equal(rateLimitHeaders(first).remaining, 9);
+      // Without Redis each process counts for itself (documented): the second starts afresh.
+      assert.equal(rateLimitHeaders(other).remaining, shared ? 8 : 9);
+      assert.equal(rateLimitHeaders(other).reset, Math.floor(start + (shared ? 12 : 6)));
+      // Then 30 at once, alternating between the servers.
+      const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => getMe(i % 2 === 0 ? t.url : second.url, user)));
+      const accepted = 2 + replies.filter((r) => r.status === 200).length;
+      assert.equal(accepted, shared ? 10 : 20, replies.map((r) => r.status).join(","));
+      for (const reply of replies.filter((r) => r.status !== 200)) assertError(reply, 429, "RATE_LIMIT_HIT", LIMITED);
+    });
+  });
+
+  test("where the counters live: Redis keys under REDIS_KEY_PREFIX that expire within the window, or this process's memory", async () => {
+    const user = await t.createUser("Key Owner");
+    assertSuccess(await getMe(second.url, user));
+    if (t.services.config.redisUrl === undefined) {
+      assert.equal(t.services.redis, undefined);
+      assert.equal(second.services.redis, undefined);
+      return;
+    }
+    const redis = t.services.redis;
+    assert.ok(redis, "no Redis connection with REDIS_URL set");
+    const prefix = t.services.config.redisKeyPrefix;
+    const key = `${prefix}ratelimit:user:${user.id}`;
+    const ttl = await redis.pttl(key);
+    // One call in a 10-a-minute window: the bucket is empty again after 6 s.
+    assert.ok(ttl > 0 && ttl <= 6000, `PTTL ${ttl}`);
+    const keys = await redis.keys(`${prefix}*`);
+    assert.ok(keys.length > 0 && keys.every((k) => k.startsWith(`${prefix}ratelimit:`)), keys.join(" "));
+  });
+});
+
+/** A TCP port on this machine that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe("Redis unreachable: rate limits fail open, with a warning in the log", () => {
+  let t: TestApp;
+  let unreachable: Redis;
+  before(async () => {
+    t = await startTestApp({ rateLimiting: true, apiRateLimitPerMinute: 2 });
+    // The Redis limiter on a port nothing listens on (whatever database and event queues this run uses), connected as the server connects it.
+    unreachable = connectRedis({ ...t.services.config, redisUrl: `redis://127.0.0.1:${await closedPort()}` }, "commands", { lazyConnect: true, commandTimeout: 1000 });
+    unreachable.on("error", () => {});
+    t.services.apiLimiter = new RedisRateLimiter(unreachable, "unreachable:");
+  });
+  after(async () => {
+    unreachable.disconnect();
+    await t.close();
+  });
+
+  test("calls over the limit go through uncounted, without X-RateLimit headers; the outage is reported once, not per call", async () => {
+    const reports: { error: Error; uncounted: number }[] = [];
+    t.services.apiLimiter.onUnavailable = (error, uncounted) => reports.push({ error, uncounted });
+    for (let i = 0; i < 5; i++) {
+      const reply = await t.api(t.users.member, "GET", "/users/me");
+      assertSuccess(reply);
+      assert.equal(reply.headers.get("x-ratelimit-limit"), null);
+    }
+    assertSuccess(await t.api(null, "GET", "/server_settings"));
+    assert.equal(reports.length, 1, JSON.stringify(reports));
+    assert.equal(reports[0]!.uncounted, 1);
+    assert.ok(reports[0]!.error instanceof Error);
+    // Login failures are in the database, not in Redis: they still lock.
+    const victim = await t.createUser("Outage Victim");
+    for (let i = 0; i < 5; i++) assertError(await t.api(null, "POST", "/fetch_api_key", { username: victim.email, password: "wrong" }), 401, "AUTHENTICATION_FAILED");
+    assertError(await t.api(null, "POST", "/fetch_api_key", { username: victim.email, password: victim.password }), 429, "RATE_LIMIT_HIT");
   });
 });

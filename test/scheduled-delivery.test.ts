@@ -9,7 +9,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import pg from "pg";
 import { sql } from "kysely";
 import { createRealm } from "../src/actions/realm.ts";
 import { createUser } from "../src/actions/users.ts";
@@ -19,7 +18,7 @@ import { openServices, startServer, type RunningServer } from "../src/server.ts"
 import type { Services } from "../src/services.ts";
 import { openStorage, type Storage } from "../src/storage/database.ts";
 import { deliverDueMessages } from "../src/workers/scheduled-delivery.ts";
-import { assertSuccess, basicAuth, encodeValue, PG_URL, testConfig, type ApiResponse } from "./helpers.ts";
+import { assertSuccess, basicAuth, encodeValue, PG_URL, testConfig, type ApiResponse, dropPgSchema } from "./helpers.ts";
 
 /** One database that server instances can be started on, one after another or side by side. */
 class SharedDatabase {
@@ -32,11 +31,7 @@ class SharedDatabase {
 
   async drop(): Promise<void> {
     fs.rmSync(this.dir, { recursive: true, force: true });
-    if (!PG_URL) return;
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${this.schema} CASCADE`);
-    await client.end();
+    if (PG_URL) await dropPgSchema(this.schema);
   }
 }
 
@@ -176,8 +171,18 @@ describe("scheduled delivery across restarts", () => {
     assert.equal(pending.failed, false);
     assert.equal(instance.events.filter((n) => n.event.type === "message").length, 0);
 
+    // The job is kept for a retry, with its error, after a backoff.
+    const job = await db.selectFrom("jobs").selectAll().where("name", "=", "scheduled_message").executeTakeFirstOrThrow();
+    assert.equal(job.status, "queued");
+    assert.equal(job.attempts, 1);
+    assert.match(job.last_error ?? "", /simulated crash/);
+    assert.ok(Number(job.run_at) > (T0 + 31) * 1000);
+    await deliverDueMessages(instance.services);
+    assert.equal((await messagesWithContent(instance.services.storage, "survives a crash")).length, 0, "retried before its backoff");
+
     await sql`DROP TRIGGER crash${PG_URL ? sql` ON scheduled_messages` : sql``}`.execute(db);
     if (PG_URL) await sql`DROP FUNCTION refuse_write()`.execute(db);
+    instance.services.now = () => T0 + 60;
     await deliverDueMessages(instance.services);
     await deliverDueMessages(instance.services);
     assert.equal((await messagesWithContent(instance.services.storage, "survives a crash")).length, 1);

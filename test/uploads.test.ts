@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Role } from "../src/domain/roles.ts";
-import { assertError, assertSuccess, basicAuth, startTestApp, uniqueName, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
+import { assertError, assertSuccess, basicAuth, startTestApp, storedBytes, uniqueName, type ApiResponse, type TestApp, type TestUser } from "./helpers.ts";
 
 let t: TestApp;
 let dataDir: string;
@@ -162,6 +162,7 @@ async function realmBytes(): Promise<number> {
   return rows.reduce((sum, r) => sum + Number(r.size), 0);
 }
 
+/** Where a path_id would be in the local file store's directory: a check that it stays inside. */
 function storedPath(pathId: string): string {
   return path.join(t.services.config.uploadsDir, ...pathId.split("/"));
 }
@@ -213,7 +214,7 @@ describe("POST /user_uploads", () => {
       assert.equal(Number(match[1]), t.realm.id);
       assert.equal(match[2], "Quarterly-report.pdf");
       const pathId = body.url.slice("/user_uploads/".length);
-      assert.equal(fs.readFileSync(storedPath(pathId), "utf8"), "%PDF-1.4 pretend");
+      assert.equal((await storedBytes(t, pathId))?.toString("utf8"), "%PDF-1.4 pretend");
 
       const listed = await attachmentsOf(member);
       const mine = listed.attachments.find((a: { path_id: string }) => a.path_id === pathId);
@@ -526,10 +527,10 @@ describe("GET /user_uploads/{path_id}", () => {
     assert.equal(JSON.parse(response.text).code, "USER_DEACTIVATED");
   });
 
-  test("a row whose file is missing from disk: 404 'File not found'", async () => {
+  test("a row whose file is missing from the file store: 404 'File not found'", async () => {
     const { member } = u();
     const file = await upload(member, "vanishing.txt", "soon gone");
-    fs.rmSync(storedPath(file.pathId));
+    await t.services.files.delete(file.pathId);
     const response = await getFile(member, file.url);
     assert.equal(response.status, 404);
     assert.equal(response.text, "<p>File not found</p>");
@@ -729,7 +730,7 @@ describe("DELETE /attachments/{attachment_id}", () => {
     const response = await t.api(sender, "DELETE", `/attachments/${file.id}`);
     assertSuccess(response);
     assert.deepEqual(response.body, { result: "success", msg: "" });
-    assert.equal(fs.existsSync(storedPath(file.pathId)), false);
+    assert.equal(await storedBytes(t, file.pathId), undefined);
     assert.equal((await attachmentsOf(sender)).attachments.some((a: { id: number }) => a.id === file.id), false);
     assert.deepEqual(await db().selectFrom("attachment_messages").selectAll().where("attachment_id", "=", file.id).execute(), []);
     assert.deepEqual(await t.queuedEvents(sender, queue), [
@@ -819,7 +820,7 @@ describe("no URL reaches outside the uploads directory", () => {
       const stored = storedPath(file.pathId);
       assert.ok(stored.startsWith(t.services.config.uploadsDir + path.sep), stored);
       assert.equal(file.pathId.split("/").length, 4, file.pathId);
-      assert.equal(fs.readFileSync(stored, "utf8"), "inside");
+      assert.equal((await storedBytes(t, file.pathId))?.toString("utf8"), "inside");
     }
     assert.equal(fs.existsSync(path.join(dataDir, "escape-attempt.txt")), false);
     assert.equal(fs.existsSync(path.join(t.services.config.uploadsDir, "escape-attempt.txt")), false);

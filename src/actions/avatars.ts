@@ -8,12 +8,11 @@
 // points the user (or organization) at them and queues the events; files of
 // the previous image go after the commit, and the new ones if it fails.
 //
-// Files, under config.uploadsDir as Zulip's local storage lays them out:
+// Files, in the file store (services.files) at the keys Zulip's local storage uses:
 //   avatars/{realm_id}/{avatar_hash}.png, -medium.png, .original
 //   avatars/{realm_id}/realm/icon-{icon_version}.png, .original
 import crypto from "node:crypto";
-import fs from "node:fs/promises";
-import path from "node:path";
+import { createReadStream } from "node:fs";
 import {
   AVATAR_IMAGE_TYPES,
   AvatarSource,
@@ -47,7 +46,7 @@ import { getUserById, listActiveUsers } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
-import { storedFilePath, type ReceivedUpload } from "./uploads.ts";
+import type { ReceivedUpload } from "./uploads.ts";
 
 /** The files an upload request carried: how many fields held one, and the first. */
 export interface ImageUpload {
@@ -88,31 +87,24 @@ async function resizedImages(file: ReceivedUpload, sizes: readonly number[]): Pr
   }
 }
 
-/** Writes files (path relative to the uploads directory → bytes, or a file to hard-link); returns their absolute paths. */
-async function writeFiles(services: Services, files: Record<string, Buffer | { linkFrom: string }>): Promise<string[]> {
+/** Stores files (key → bytes, or a received file to copy); returns their keys. */
+async function writeFiles(services: Services, files: Record<string, Buffer | { copyOf: string }>): Promise<string[]> {
   const written: string[] = [];
   try {
-    for (const [relative, content] of Object.entries(files)) {
-      const target = storedFilePath(services.config, relative);
-      await fs.mkdir(path.dirname(target), { recursive: true });
-      written.push(target);
-      if (Buffer.isBuffer(content)) await fs.writeFile(target, content, { flag: "wx" });
-      // The original as received, kept as Zulip keeps it: a hard link, never a copy.
-      else await fs.link(content.linkFrom, target);
+    for (const [key, content] of Object.entries(files)) {
+      // The original as received is kept too, as Zulip keeps it.
+      await services.files.put(key, Buffer.isBuffer(content) ? content : createReadStream(content.copyOf));
+      written.push(key);
     }
   } catch (error) {
-    await removeFiles(written);
+    await removeFiles(services, written);
     throw error;
   }
   return written;
 }
 
-async function removeFiles(files: readonly string[]): Promise<void> {
-  await Promise.all(files.map((file) => fs.rm(file, { force: true }).catch(() => {})));
-}
-
-function storedPaths(services: Services, relative: Record<string, string>): string[] {
-  return Object.values(relative).map((p) => storedFilePath(services.config, p));
+async function removeFiles(services: Services, keys: readonly string[]): Promise<void> {
+  await Promise.all(keys.map((key) => services.files.delete(key).catch(() => {})));
 }
 
 // ---------------------------------------------------------------------------
@@ -123,7 +115,7 @@ function storedPaths(services: Services, relative: Record<string, string>): stri
  * fields to everyone, and for a bot a realm_bot update to those who see it in
  * realm_bots (its owner and the administrators).
  */
-async function notifyAvatarChange(trx: Trx, services: Services, pending: PendingEvents, user: User): Promise<void> {
+export async function notifyAvatarChange(trx: Trx, services: Services, pending: PendingEvents, user: User): Promise<void> {
   const url = avatarUrl(services.config.externalUrl, user);
   const active = await listActiveUsers(trx, user.realm_id);
   const person = {
@@ -171,7 +163,7 @@ async function changeAvatar(services: Services, realm: Realm, userId: number, ha
 }
 
 export async function removeAvatarFiles(services: Services, realmId: number, hash: string | null): Promise<void> {
-  if (hash !== null) await removeFiles(storedPaths(services, avatarStoragePaths(realmId, hash)));
+  if (hash !== null) await removeFiles(services, Object.values(avatarStoragePaths(realmId, hash)));
 }
 
 /** Zulip's avatar_changes_disabled(realm) check; administrators are exempt. */
@@ -182,7 +174,7 @@ function checkMayChangeAvatar(realm: Realm, user: User): void {
 /** An uploaded avatar checked, resized and written under a new name, not yet anyone's. */
 export interface PreparedAvatar {
   hash: string;
-  /** The files written: removed again if the avatar is not used. */
+  /** The keys of the files written: removed again if the avatar is not used. */
   written: string[];
 }
 
@@ -197,12 +189,12 @@ export async function prepareAvatar(services: Services, realm: Realm, file: Rece
   const [small, medium] = await resizedImages(file, [DEFAULT_AVATAR_SIZE, MEDIUM_AVATAR_SIZE]);
   const hash = newAvatarHash(crypto.randomBytes(20));
   const paths = avatarStoragePaths(realm.id, hash);
-  const written = await writeFiles(services, { [paths.small]: small!, [paths.medium]: medium!, [paths.original]: { linkFrom: file.tempPath } });
+  const written = await writeFiles(services, { [paths.small]: small!, [paths.medium]: medium!, [paths.original]: { copyOf: file.tempPath } });
   return { hash, written };
 }
 
-export async function discardPreparedAvatar(prepared: PreparedAvatar | undefined): Promise<void> {
-  if (prepared) await removeFiles(prepared.written);
+export async function discardPreparedAvatar(services: Services, prepared: PreparedAvatar | undefined): Promise<void> {
+  if (prepared) await removeFiles(services, prepared.written);
 }
 
 /** POST /users/me/avatar, in Zulip's order of checks. Returns the new avatar_url. */
@@ -215,7 +207,7 @@ export async function uploadAvatar(services: Services, realm: Realm, user: User,
   try {
     changed = await changeAvatar(services, realm, user.id, prepared.hash);
   } catch (error) {
-    await discardPreparedAvatar(prepared);
+    await discardPreparedAvatar(services, prepared);
     throw error;
   }
   await removeAvatarFiles(services, realm.id, changed.previousHash);
@@ -259,13 +251,13 @@ async function changeIcon(
       return { realm, previous: before };
     });
   } catch (error) {
-    await removeFiles(written);
+    await removeFiles(services, written);
     throw error;
   }
 }
 
 async function removeOldIcon(services: Services, realmId: number, previous: Pick<Realm, "icon_source" | "icon_version">): Promise<void> {
-  if (previous.icon_source === AvatarSource.UPLOADED) await removeFiles(storedPaths(services, realmIconStoragePaths(realmId, previous.icon_version)));
+  if (previous.icon_source === AvatarSource.UPLOADED) await removeFiles(services, Object.values(realmIconStoragePaths(realmId, previous.icon_version)));
 }
 
 /** POST /realm/icon (administrators). Returns the new icon_url. */
@@ -278,7 +270,7 @@ export async function uploadRealmIcon(services: Services, realm: Realm, user: Us
   const changed = await changeIcon(services, realm.id, AvatarSource.UPLOADED, (version) => {
     const paths = realmIconStoragePaths(realm.id, version);
     // A failed transaction may have left files of this version behind: the next attempt replaces them.
-    return removeFiles(storedPaths(services, paths)).then(() => writeFiles(services, { [paths.small]: small!, [paths.original]: { linkFrom: file.tempPath } }));
+    return removeFiles(services, Object.values(paths)).then(() => writeFiles(services, { [paths.small]: small!, [paths.original]: { copyOf: file.tempPath } }));
   });
   await removeOldIcon(services, realm.id, changed.previous);
   return realmIconUrl(services.config.externalUrl, changed.realm);

@@ -47,7 +47,7 @@ export async function registerQueue(services: Services, realm: Realm, user: User
   return services.storage.db.transaction().execute(async (trx) => {
     await shareRealmLock(trx, services.storage.dialect, realm.id);
     const current = await trx.selectFrom("users").selectAll().where("id", "=", user.id).executeTakeFirstOrThrow();
-    const queue = services.queues.create({
+    const queue = await services.queues.create({
       realmId: realm.id,
       userId: user.id,
       filter: {
@@ -79,7 +79,7 @@ export async function registerQueue(services: Services, realm: Realm, user: User
         ...state,
       };
     } catch (error) {
-      services.queues.delete(queue);
+      await services.queues.remove(queue.id, user.id);
       throw error;
     }
   });

@@ -9,6 +9,7 @@
 //   service's answer and tells the user's clients with a push_device event.
 import { badRequest, humansOnly } from "../errors.ts";
 import {
+  PUSH_MAX_ATTEMPTS,
   pushDeviceStatus,
   pushServiceNotConfigured,
   testNotificationRequest,
@@ -22,7 +23,9 @@ import {
 import { legacyTokensOf, pushDeviceById, pushDeviceOf } from "../queries/push-devices.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
-import { callPushService, PushServiceError } from "../workers/push-service.ts";
+import { callPushService, PushServiceError } from "../outbound/push-service.ts";
+import { PUSH_REGISTER_JOB, type PushRegisterJob } from "../jobs/names.ts";
+import { enqueueJob } from "../jobs/queue.ts";
 import { inRealmTransaction } from "./transaction.ts";
 
 async function forwardLegacy(services: Services, endpoint: "push/register" | "push/unregister", body: Record<string, unknown>): Promise<void> {
@@ -97,19 +100,22 @@ export async function registerPushDevice(services: Services, realm: Realm, user:
     bouncer_public_key: reg.bouncerPublicKey,
     encrypted_push_registration: reg.encryptedPushRegistration,
   };
-  const forward = await inRealmTransaction(services, realm.id, async (trx) => {
+  await inRealmTransaction(services, realm.id, async (trx, pending) => {
     const existing = await pushDeviceOf(trx, user.id, reg.pushAccountId);
+    let deviceRowId: number;
     if (existing) {
       const same = (Object.keys(values) as (keyof typeof values)[]).every((k) => existing[k] === values[k]);
-      if (same && existing.error_code === null) return undefined;
+      if (same && existing.error_code === null) return;
       await trx.updateTable("push_devices").set({ ...values, bouncer_device_id: null, error_code: null }).where("id", "=", existing.id).execute();
-      return existing.id;
+      deviceRowId = existing.id;
+    } else {
+      const row = { realm_id: realm.id, user_id: user.id, push_account_id: reg.pushAccountId, ...values, date_created: services.now() };
+      deviceRowId = (await trx.insertInto("push_devices").values(row).returning("id").executeTakeFirstOrThrow()).id;
     }
-    const row = { realm_id: realm.id, user_id: user.id, push_account_id: reg.pushAccountId, ...values, date_created: services.now() };
-    const { id } = await trx.insertInto("push_devices").values(row).returning("id").executeTakeFirstOrThrow();
-    return id;
+    // Forwarded in the background, retried while the service is unreachable; it commits with the registration.
+    const job: PushRegisterJob = { device_row_id: deviceRowId, registration: reg.encryptedPushRegistration };
+    await enqueueJob(trx, pending, services, PUSH_REGISTER_JOB, job, { maxAttempts: PUSH_MAX_ATTEMPTS });
   });
-  if (forward !== undefined) services.push?.forwardRegistration(forward);
 }
 
 /**

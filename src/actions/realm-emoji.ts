@@ -3,13 +3,13 @@
 // (DELETE /realm/emoji/{name}). Each change sends the whole realm_emoji
 // object to every active user in a `realm_emoji` event (op `update`).
 //
-// Images are stored with the upload code's storage (storedFilePath under
-// config.uploadsDir) at avatars/{realm_id}/emoji/images/{file_name}, and
-// served publicly at /user_avatars/… as Zulip's local storage does.
+// Images are kept in the file store (services.files) at
+// avatars/{realm_id}/emoji/images/{file_name}, and served publicly at
+// /user_avatars/… as Zulip's local storage does.
 // Deactivating keeps the image: old messages and reactions still show it.
 import crypto from "node:crypto";
+import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
-import path from "node:path";
 import {
   checkCustomEmojiName,
   customEmojiName,
@@ -33,7 +33,7 @@ import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
-import { storedFilePath, type ReceivedUpload } from "./uploads.ts";
+import type { ReceivedUpload } from "./uploads.ts";
 
 /** The files an upload request carried: how many fields held one, and the first. */
 export interface EmojiUpload {
@@ -88,16 +88,15 @@ export async function addRealmEmoji(services: Services, realm: Realm, user: User
       if (sniffImageType(await readHead(file.tempPath, 64)) === undefined) throw undecodableImage();
 
       const fileName = `${crypto.randomBytes(8).toString("hex")}${extension}`;
-      const target = storedFilePath(services.config, emojiStoragePath(realm.id, fileName));
-      await fs.mkdir(path.dirname(target), { recursive: true });
-      // A hard link never replaces an existing file; the temporary file is removed after the reply.
-      await fs.link(file.tempPath, target);
-      stored = target;
+      const key = emojiStoragePath(realm.id, fileName);
+      // put() never replaces an existing file; the temporary file is removed after the reply.
+      await services.files.put(key, createReadStream(file.tempPath));
+      stored = key;
       await trx.insertInto("realm_emoji").values({ realm_id: realm.id, author_id: user.id, name, file_name: fileName, date_created: services.now() }).execute();
       await notifyRealmEmoji(trx, pending, realm.id);
     });
   } catch (error) {
-    if (stored !== undefined) await fs.rm(stored, { force: true });
+    if (stored !== undefined) await services.files.delete(stored);
     throw error;
   }
 }

@@ -3,6 +3,8 @@
 // send checks at once, so what could never be sent is refused; delivery runs
 // them again through the send path, in one transaction with marking the row
 // delivered, so each row is sent exactly once or not at all.
+import { SCHEDULED_MESSAGE_JOB, type ScheduledMessageJob } from "../jobs/names.ts";
+import { enqueueJob } from "../jobs/queue.ts";
 import type { Updateable } from "kysely";
 import { defaultReadBySender } from "../domain/messages.ts";
 import {
@@ -89,6 +91,7 @@ export async function scheduleMessage(services: Services, realm: Realm, sender: 
       })
       .returning("id")
       .executeTakeFirstOrThrow();
+    await enqueueDelivery(services, trx, pending, realm.id, id, request.deliverAt);
     const row = (await scheduledRowById(trx, id))!;
     pending.add(realm.id, { type: "scheduled_messages", op: "add", scheduled_messages: [formatScheduledMessage(row)] }, [sender.id]);
     return id;
@@ -130,6 +133,8 @@ export async function editScheduledMessage(services: Services, realm: Realm, sen
     }
     if (edit.deliverAt !== undefined) changes.scheduled_timestamp = edit.deliverAt;
     await trx.updateTable("scheduled_messages").set(changes).where("id", "=", row.id).execute();
+    // A new time (or a failed message made pending again) needs a delivery then; a job for the old time finds the row not due and ends.
+    if (edit.deliverAt !== undefined) await enqueueDelivery(services, trx, pending, realm.id, row.id, edit.deliverAt);
     const updated = (await scheduledRowById(trx, row.id))!;
     pending.add(realm.id, { type: "scheduled_messages", op: "update", scheduled_message: formatScheduledMessage(updated) }, [sender.id]);
   });
@@ -197,10 +202,17 @@ export async function createReminder(services: Services, realm: Realm, user: Use
       })
       .returning("id")
       .executeTakeFirstOrThrow();
+    await enqueueDelivery(services, trx, pending, realm.id, id, request.deliverAt);
     const row = (await scheduledRowById(trx, id))!;
     pending.add(realm.id, { type: "reminders", op: "add", reminders: [formatReminder(row)] }, [user.id]);
     return id;
   });
+}
+
+/** The row's delivery job, due at its time, committed with the row. */
+async function enqueueDelivery(services: Services, trx: Trx, pending: PendingEvents, realmId: number, id: number, deliverAt: number): Promise<void> {
+  const job: ScheduledMessageJob = { id, realm_id: realmId };
+  await enqueueJob(trx, pending, services, SCHEDULED_MESSAGE_JOB, job, { runAt: deliverAt * 1000 });
 }
 
 /** What became of a due row. */

@@ -1,9 +1,10 @@
 // Uploaded files: storing one (POST /user_uploads), deleting one (DELETE
-// /attachments/{id}) with the `attachment` events they cause, and the
-// file-system side of serving them: where a path_id lives on disk and the key
-// that signs temporary URLs. Files live under config.uploadsDir at their
-// path_id; files still arriving wait in its ".incoming" directory.
+// /attachments/{id}) with the `attachment` events they cause, and the key
+// that signs temporary URLs. Files are kept in the configured file store
+// (services.files) under their path_id; files still arriving wait on this
+// machine's disk, in the ".incoming" directory of config.uploadsDir.
 import crypto from "node:crypto";
+import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.ts";
@@ -17,6 +18,8 @@ import {
   withDetectedCharset,
 } from "../domain/uploads.ts";
 import { badRequest } from "../errors.ts";
+import { INCOMING_DIR } from "../files/local-store.ts";
+import { FileExistsError, readStoredFile, type FileStore } from "../files/store.ts";
 import { attachmentObjects, realmUploadSpaceUsed } from "../queries/attachments.ts";
 import type { Services } from "../services.ts";
 import { isStorableId } from "../storage/database.ts";
@@ -30,13 +33,13 @@ export interface ReceivedUpload {
   /** The part's Content-Type as the multipart parser reported it. */
   declaredType: string;
   size: number;
-  /** A file in incomingDir(config); uploadFile moves it into place. */
+  /** A file in incomingDir(config); uploadFile copies it into the file store. */
   tempPath: string;
 }
 
 /** Where multipart files are written while the request is still arriving. */
 export function incomingDir(config: Config): string {
-  return path.join(config.uploadsDir, ".incoming");
+  return path.join(config.uploadsDir, INCOMING_DIR);
 }
 
 /** A fresh temporary file name in incomingDir (the directory is created if missing). */
@@ -61,22 +64,6 @@ export async function sweepIncoming(config: Config, maxAgeMs: number): Promise<v
     const stat = await fs.stat(file).catch(() => undefined);
     if (stat && stat.mtimeMs < cutoff) await fs.rm(file, { force: true }).catch(() => {});
   }
-}
-
-/**
- * The file a path_id names on disk. path_ids are made by makePathId, but the
- * path is checked anyway (as Zulip's assert_is_local_storage_path does), so
- * no stored value can reach outside the uploads directory.
- */
-export function storedFilePath(config: Config, pathId: string): string {
-  const parts = pathId.split("/");
-  const root = path.resolve(config.uploadsDir);
-  if (parts.length < 2 || parts.some((p) => p === "" || p === "." || p === ".." || p.includes("\\") || p.includes("\0"))) {
-    throw new Error(`Refusing to map path_id '${pathId}' to a file`);
-  }
-  const file = path.resolve(root, ...parts);
-  if (!file.startsWith(root + path.sep)) throw new Error(`Refusing to map path_id '${pathId}' to a file`);
-  return file;
 }
 
 async function readHead(file: string, bytes: number): Promise<Buffer> {
@@ -106,9 +93,7 @@ export async function uploadFile(services: Services, realm: Realm, user: User, u
   const head = await readHead(upload.tempPath, CHARSET_SNIFF_BYTES);
   contentType = withDetectedCharset(contentType, head, upload.size <= head.length);
   const pathId = makePathId(realm.id, upload.fileName, crypto.randomBytes(19));
-  const target = storedFilePath(config, pathId);
-  await fs.mkdir(path.dirname(target), { recursive: true });
-  await fs.rename(upload.tempPath, target);
+  await services.files.put(pathId, createReadStream(upload.tempPath));
   try {
     await inRealmTransaction(services, realm.id, async (trx, pending) => {
       const { id } = await trx
@@ -130,7 +115,7 @@ export async function uploadFile(services: Services, realm: Realm, user: User, u
       pending.add(realm.id, event, [user.id]);
     });
   } catch (error) {
-    await fs.rm(target, { force: true });
+    await services.files.delete(pathId);
     throw error;
   }
   return { url: uploadUrl(pathId), filename: upload.fileName };
@@ -153,44 +138,54 @@ export async function deleteAttachment(services: Services, realm: Realm, user: U
     pending.add(realm.id, event, [user.id]);
     // The file goes last: if it cannot be removed the transaction rolls back and nothing changed.
     try {
-      await fs.rm(storedFilePath(services.config, attachment.path_id), { force: true });
+      await services.files.delete(attachment.path_id);
     } catch {
       throw badRequest("An error occurred while deleting the attachment. Please try again later.");
     }
   });
 }
 
+/** Where the signing key is kept: beside the files, in whichever store holds them, so it moves with them. */
+const SIGNING_KEY = ".signing-key";
+
+const signingKeys = new WeakMap<FileStore, Promise<Buffer>>();
+
 /**
- * The key that signs temporary URLs: random, made once and kept beside the
- * files, so every process serving this uploads directory shares it. Made by
- * linking a complete file into place, so concurrent starts agree on one key.
+ * The key that signs temporary URLs (and, derived from it, image-proxy
+ * paths): random, made once and kept in the file store, so every process
+ * using that store shares it; read once per process. Written with put(),
+ * which never replaces a file, so concurrent starts agree on one key.
  */
-export async function uploadSigningKey(config: Config): Promise<Buffer> {
-  const file = path.join(config.uploadsDir, ".signing-key");
-  const read = async () => Buffer.from((await fs.readFile(file, "utf8")).trim(), "hex");
-  try {
-    const key = await read();
-    if (key.length >= 32) return key;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+export function uploadSigningKey(files: FileStore): Promise<Buffer> {
+  let key = signingKeys.get(files);
+  if (!key) {
+    key = loadOrMakeSigningKey(files);
+    key.catch(() => signingKeys.delete(files));
+    signingKeys.set(files, key);
   }
-  await fs.mkdir(config.uploadsDir, { recursive: true });
-  const candidate = `${file}.${crypto.randomBytes(8).toString("hex")}`;
-  await fs.writeFile(candidate, crypto.randomBytes(32).toString("hex"), { mode: 0o600 });
-  try {
-    await fs.link(candidate, file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  } finally {
-    await fs.rm(candidate, { force: true });
+  return key;
+}
+
+async function loadOrMakeSigningKey(files: FileStore): Promise<Buffer> {
+  const read = async () => {
+    const file = await files.open(SIGNING_KEY);
+    return file && Buffer.from((await readStoredFile(file)).toString("utf8").trim(), "hex");
+  };
+  let key = await read();
+  if (key === undefined) {
+    try {
+      await files.put(SIGNING_KEY, Buffer.from(crypto.randomBytes(32).toString("hex")));
+    } catch (error) {
+      if (!(error instanceof FileExistsError)) throw error;
+    }
+    key = await read();
   }
-  const key = await read();
-  if (key.length < 32) throw new Error(`${file} does not hold a usable key; delete it to make a new one`);
+  if (key === undefined || key.length < 32) throw new Error(`the stored ${SIGNING_KEY} is not a usable key; delete it to make a new one`);
   return key;
 }
 
 /** GET /api/v1/user_uploads/…: a URL that serves the file without credentials for a minute. */
 export async function temporaryFileUrl(services: Services, attachment: Pick<Attachment, "id" | "path_id">): Promise<string> {
-  const key = await uploadSigningKey(services.config);
+  const key = await uploadSigningKey(services.files);
   return temporaryUrl(temporaryToken(key, attachment.id, attachment.path_id, services.now()), attachment.path_id);
 }

@@ -231,3 +231,34 @@ export function pushNotificationRequest(ctx: PushContext, userId: number, messag
     gcm_options: { priority: "high" },
   };
 }
+
+/** Attempts per push-service request, the first included (their delays double from PUSH_RETRY_BASE_MS, at most a minute). */
+export const PUSH_MAX_ATTEMPTS = 6;
+export const PUSH_MAX_RETRY_DELAY_MS = 60_000;
+
+/** The delay before attempt `attempt + 1` of a push-service request. */
+export function pushRetryDelayMs(baseMs: number, attempt: number): number {
+  return Math.min(baseMs * 2 ** (attempt - 1), PUSH_MAX_RETRY_DELAY_MS);
+}
+
+const MENTION_FLAGS = new Set(["mentioned", "group_mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned"]);
+
+/**
+ * Who of a new message's recipients may get a push, with their flags: not
+ * the sender, not those who have it read already, and in a channel only the
+ * mentioned. Their settings and devices are looked at later, by the worker.
+ */
+export function pushCandidates(senderId: number, isDirectMessage: boolean, flagsByUser: Iterable<[number, readonly string[]]>): Record<string, string[]> {
+  const candidates: Record<string, string[]> = {};
+  for (const [userId, names] of flagsByUser) {
+    if (userId === senderId || names.includes("read")) continue;
+    if (isDirectMessage || names.some((f) => MENTION_FLAGS.has(f))) candidates[userId] = [...names];
+  }
+  return candidates;
+}
+
+/** The fields of a message event's message that a push is made of. */
+export function pushMessageOf(message: Readonly<Record<string, unknown>> & PushMessage): PushMessage {
+  const { id, sender_id, sender_email, sender_full_name, avatar_url, type, display_recipient, stream_id, subject, content, timestamp } = message;
+  return { id, sender_id, sender_email, sender_full_name, avatar_url, type, display_recipient, ...(stream_id === undefined ? {} : { stream_id }), subject, content, timestamp };
+}

@@ -1,7 +1,7 @@
 // Which events a queue takes: its event_types, its narrow (message events
 // only, as in Zulip's narrow_predicate) and the client's capabilities.
 import { dmOperandItems, type NarrowTerm } from "../domain/narrow.ts";
-import type { CapabilityName, ClientEvent } from "./notifier.ts";
+import type { CapabilityName, ClientEvent, MessageDelivery } from "./notifier.ts";
 
 export interface QueueFilter {
   /** Event types the client asked for; null: all. */
@@ -88,4 +88,37 @@ function termMatches(term: NarrowTerm, message: MessageFields, flags: readonly s
       return false;
   }
   return false;
+}
+
+/** A message as one kind of queue gets it: the fields a narrow looks at, and its JSON. */
+export interface MessageForm {
+  message: MessageFields;
+  json: string;
+}
+
+/**
+ * The forms of a `message` event's message, built and serialized once each
+ * when a queue first needs it: HTML or Markdown (apply_markdown), the empty
+ * topic or its display name (empty_topic_name). Both queue backends use it.
+ */
+export function messageForms(event: ClientEvent, delivery: MessageDelivery): (filter: QueueFilter) => MessageForm {
+  const canonical = event.message as Record<string, unknown>;
+  // Indexed by (HTML ? 2 : 0) + (empty topic shown by its name ? 1 : 0).
+  const forms: (MessageForm | undefined)[] = [];
+  return (filter) => {
+    const html = filter.applyMarkdown;
+    const emptyTopic = canonical.subject === "" && canonical.type === "stream" && !filter.capabilities.empty_topic_name;
+    const key = (html ? 2 : 0) + (emptyTopic ? 1 : 0);
+    let form = forms[key];
+    if (!form) {
+      const message = { ...canonical };
+      if (!html) {
+        message.content = delivery.rawContent;
+        message.content_type = "text/x-markdown";
+      }
+      if (emptyTopic) message.subject = message.topic = delivery.emptyTopicName;
+      form = forms[key] = { message: message as unknown as MessageFields, json: JSON.stringify(message) };
+    }
+    return form;
+  };
 }

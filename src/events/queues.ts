@@ -5,8 +5,9 @@
 // with a heartbeat, and queues nobody polls expire.
 import crypto from "node:crypto";
 import { meetsCapabilities, type ClientEvent, type MessageDelivery, type Notification, type Notifier } from "./notifier.ts";
-import { acceptsEvent, acceptsMessage, type MessageFields, type QueueFilter } from "./filter.ts";
+import { acceptsEvent, acceptsMessage, messageForms, type QueueFilter } from "./filter.ts";
 import { HEARTBEAT_EVENT, messageEvent, SerializedEvent } from "./serialized.ts";
+import { QueueError, type Answer, type EventQueueBackend, type OpenedQueue, type NewQueue, type QueueTimings } from "./backend.ts";
 
 /** An event a queue holds: its ID in this queue and its JSON as the client gets it, `id` included. */
 export interface QueuedEvent {
@@ -14,35 +15,13 @@ export interface QueuedEvent {
   json: string;
 }
 
-export interface QueueTimings {
-  /** How long an idle GET /events waits before answering with a heartbeat. */
-  heartbeatMs: number;
-  /** Default lifespan of a queue nobody polls. */
-  idleTimeoutMs: number;
-  /** Longest lifespan a client may ask for. */
-  maxLifespanMs: number;
-  /** How often expired queues are looked for. */
-  sweepIntervalMs: number;
-}
-
-export interface NewQueue {
-  realmId: number;
-  userId: number;
-  filter: QueueFilter;
-  /** Lifespan asked for by the client; undefined or 0: the default. */
-  lifespanMs?: number | undefined;
-}
-
-/** Writes a poll's reply, given the events held as a JSON array. Must not throw. */
-export type Answer = (eventsJson: string) => void;
-
 interface Waiter {
   answer: Answer;
   /** The heartbeat. */
   timer: NodeJS.Timeout;
 }
 
-export class EventQueue {
+export class EventQueue implements OpenedQueue {
   readonly events: QueuedEvent[] = [];
   /** ID of the next event; the first is 0, so a fresh client's last_event_id is -1. */
   nextEventId = 0;
@@ -89,14 +68,8 @@ export class EventQueue {
   }
 }
 
-export class QueueError extends Error {
-  constructor(readonly kind: "unknown" | "pruned", message: string) {
-    super(message);
-  }
-}
-
 /** Every queue of this process, indexed by ID and by user for fan-out. */
-export class EventQueues {
+export class EventQueues implements EventQueueBackend {
   readonly #byId = new Map<string, EventQueue>();
   readonly #byUser = new Map<number, Set<EventQueue>>();
   /** Queues that asked for every public channel's messages. */
@@ -147,6 +120,36 @@ export class EventQueues {
     return queue;
   }
 
+  open(queueId: string, userId: number, lastEventId: number): EventQueue {
+    const queue = this.get(queueId, userId);
+    this.acknowledge(queue, lastEventId);
+    return queue;
+  }
+
+  remove(queueId: string, userId: number): void {
+    this.delete(this.get(queueId, userId));
+  }
+
+  peek(queueId: string): string[] | undefined {
+    return this.#byId.get(queueId)?.events.map((e) => e.json);
+  }
+
+  isWaiting(queueId: string): boolean {
+    return this.#byId.get(queueId)?.waiter !== undefined;
+  }
+
+  queueIdsOf(userId: number): string[] {
+    return [...this.queuesOf(userId)].map((q) => q.id);
+  }
+
+  recentlyPolled(userId: number, windowMs: number): boolean {
+    const now = this.clock();
+    for (const queue of this.queuesOf(userId)) {
+      if (queue.waiter !== undefined || now - queue.lastPolledAt < windowMs) return true;
+    }
+    return false;
+  }
+
   delete(queue: EventQueue): void {
     this.#byId.delete(queue.id);
     this.#allPublic.delete(queue);
@@ -179,7 +182,9 @@ export class EventQueues {
    * ends the wait unanswered when the client hangs up, or undefined when the
    * answer was given at once.
    */
-  wait(queue: EventQueue, dontBlock: boolean, answer: Answer): (() => void) | undefined {
+  wait(opened: OpenedQueue, dontBlock: boolean, answer: Answer): (() => void) | undefined {
+    // This backend opens only its own EventQueue objects.
+    const queue = opened as EventQueue;
     queue.lastPolledAt = this.clock();
     // A client has one poll at a time; a newer one replaces an older, which ends with what the queue holds.
     if (queue.waiter) this.#answer(queue, queue.waiter);
@@ -264,30 +269,12 @@ export class EventQueues {
    * queue, local_id. Only the flags (and local_id) are serialized per queue.
    */
   #deliverMessage(realmId: number, event: ClientEvent, userIds: readonly number[], delivery: MessageDelivery): void {
-    const canonical = event.message as Record<string, unknown>;
-    // Indexed by (HTML ? 2 : 0) + (empty topic shown by its name ? 1 : 0).
-    const forms: ({ message: MessageFields; json: string } | undefined)[] = [];
-    const formFor = (queue: EventQueue): { message: MessageFields; json: string } => {
-      const html = queue.filter.applyMarkdown;
-      const emptyTopic = canonical.subject === "" && canonical.type === "stream" && !queue.filter.capabilities.empty_topic_name;
-      const key = (html ? 2 : 0) + (emptyTopic ? 1 : 0);
-      let form = forms[key];
-      if (!form) {
-        const message = { ...canonical };
-        if (!html) {
-          message.content = delivery.rawContent;
-          message.content_type = "text/x-markdown";
-        }
-        if (emptyTopic) message.subject = message.topic = delivery.emptyTopicName;
-        form = forms[key] = { message: message as unknown as MessageFields, json: JSON.stringify(message) };
-      }
-      return form;
-    };
+    const formFor = messageForms(event, delivery);
     const reached = new Set<EventQueue>();
     const offer = (queue: EventQueue, userId: number, flags: readonly string[]) => {
       if (queue.realmId !== realmId || reached.has(queue)) return;
       reached.add(queue);
-      const form = formFor(queue);
+      const form = formFor(queue.filter);
       if (!acceptsMessage(queue.filter, form.message, flags, userId)) return;
       // The contract names it local_id; Zulip's clients read local_message_id.
       const localId = delivery.localId && delivery.localId.queueId === queue.id ? delivery.localId.localId : undefined;
@@ -305,18 +292,33 @@ export class EventQueues {
   }
 
   /** Removes queues that nobody has polled for their lifespan (a waiting poll keeps a queue alive). */
-  sweep(): void {
+  sweep(): number {
     const now = this.clock();
+    let removed = 0;
     for (const queue of this.#byId.values()) {
-      if (!queue.waiter && now - queue.lastPolledAt > queue.lifespanMs) this.delete(queue);
+      if (!queue.waiter && now - queue.lastPolledAt > queue.lifespanMs) {
+        this.delete(queue);
+        removed++;
+      }
     }
+    return removed;
   }
 
-  /** Ends every waiting poll (for shutdown) and stops listening. */
+  /** Ends every waiting poll (for shutdown); events still arrive until shutdown(). */
   close(): void {
     this.#closed = true;
     clearInterval(this.#sweeper);
-    this.#unsubscribe();
     for (const queue of this.#byId.values()) if (queue.waiter) this.#answer(queue, queue.waiter);
+  }
+
+  /** Delivery is synchronous: nothing is ever in flight. */
+  settled(): undefined {
+    return undefined;
+  }
+
+  /** Stops listening; the queues die with the process. */
+  async shutdown(): Promise<void> {
+    this.close();
+    this.#unsubscribe();
   }
 }

@@ -52,3 +52,32 @@ export function messageEvent(messageJson: string, flags: readonly string[], loca
   }
   return SerializedEvent.fromHead(head);
 }
+
+/**
+ * The text around an event's queue `id`: `head + id + tail` is `withId(id)`.
+ * The Redis backend sends this once per fan-out and lets Redis add each
+ * queue's `id`.
+ */
+export function idTemplate(event: ClientEvent): [head: string, tail: string] {
+  if (!Object.hasOwn(event, "id")) return [`${JSON.stringify(event).slice(0, -1)},"id":`, "}"];
+  // `{ ...event, id }` keeps the event's own `id` member in place: split at its value.
+  const placeholder = JSON.stringify("\u0000id\u0000");
+  const json = JSON.stringify({ ...event, id: "\u0000id\u0000" });
+  const at = json.indexOf(placeholder);
+  return [json.slice(0, at), json.slice(at + placeholder.length)];
+}
+
+/** A `message` event's text before its flags: `messageEventHead(m) + messageEventFlags(f, l) + id + "}"` is messageEvent(m, f, l).withId(id). */
+export function messageEventHead(messageJson: string): string {
+  return `{"type":"message","message":${messageJson}`;
+}
+
+/** The per-queue part of a `message` event, through `"id":`. */
+export function messageEventFlags(flags: readonly string[], localId: string | undefined): string {
+  let text = `,"flags":${JSON.stringify(flags)}`;
+  if (localId !== undefined) {
+    const local = JSON.stringify(localId);
+    text += `,"local_message_id":${local},"local_id":${local}`;
+  }
+  return `${text},"id":`;
+}

@@ -11,11 +11,8 @@
 //   /static/generated/emoji/emoji_api[.{hash}].json        server_emoji_data_url
 // and /avatar/{user_id or email}[/medium], Zulip's authenticated redirect to
 // a user's current avatar (what zulip-flutter falls back to without avatar_url).
-import { createReadStream } from "node:fs";
-import fs from "node:fs/promises";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { deleteAvatar, deleteRealmIcon, uploadAvatar, uploadRealmIcon } from "../actions/avatars.ts";
-import { storedFilePath } from "../actions/uploads.ts";
 import {
   AvatarSource,
   DEFAULT_AVATAR_SIZE,
@@ -30,6 +27,7 @@ import {
 } from "../domain/avatar.ts";
 import { noSuchUser } from "../errors.ts";
 import { authenticateFileRequest, defineRoute, type MethodTable } from "../http/route.ts";
+import { sendStoredFile } from "../http/stored-file.ts";
 import { identiconPng } from "../images.ts";
 import { EMOJI_DATA_PATH, emojiDataFile } from "../queries/emoji-data.ts";
 import { getRealm, getUserById, getUserByLoginEmail } from "../queries/users.ts";
@@ -95,21 +93,21 @@ function clientHas(request: FastifyRequest, etag: string): boolean {
 interface ImageReply {
   etag: string;
   cacheControl: string;
-  /** The PNG, or the stored file that holds it. */
-  body: Buffer | { file: string };
+  /** The PNG, or the key of the stored file that holds it. */
+  body: Buffer | { key: string };
 }
 
-async function sendPng(request: FastifyRequest, reply: FastifyReply, image: ImageReply): Promise<FastifyReply> {
+async function sendPng(services: Services, request: FastifyRequest, reply: FastifyReply, image: ImageReply): Promise<FastifyReply> {
   reply.headers({ ...IMAGE_SECURITY_HEADERS, etag: image.etag, "cache-control": image.cacheControl });
   if (clientHas(request, image.etag)) return reply.status(304).send();
   if (Buffer.isBuffer(image.body)) return reply.header("content-type", "image/png").send(image.body);
-  const stat = await fs.stat(image.body.file).catch(() => undefined);
-  if (!stat?.isFile()) {
+  const file = await services.files.open(image.body.key);
+  if (!file) {
     reply.removeHeader("etag");
     reply.removeHeader("cache-control");
     return notFound(reply);
   }
-  return reply.headers({ "content-type": "image/png", "content-length": String(stat.size) }).send(createReadStream(image.body.file));
+  return sendStoredFile(request, reply, file, { "content-type": "image/png" }, image.etag);
 }
 
 const REALM_ID = /^[1-9][0-9]{0,9}$/;
@@ -131,8 +129,8 @@ export function avatarFileRoutes(app: FastifyInstance, services: Services, metho
     const parsed = parseAvatarFileName(fileName);
     if (!REALM_ID.test(realmId) || !parsed) return notFound(reply);
     const paths = avatarStoragePaths(Number(realmId), parsed.hash);
-    const file = storedFilePath(config, parsed.medium ? paths.medium : paths.small);
-    return sendPng(request, reply, { etag: `"${parsed.hash}${parsed.medium ? "-medium" : ""}"`, cacheControl: CACHE_FOREVER, body: { file } });
+    const key = parsed.medium ? paths.medium : paths.small;
+    return sendPng(services, request, reply, { etag: `"${parsed.hash}${parsed.medium ? "-medium" : ""}"`, cacheControl: CACHE_FOREVER, body: { key } });
   });
 
   // Generated avatars: a user's never changes (its seed is the user ID), so neither does the URL's image.
@@ -144,7 +142,7 @@ export function avatarFileRoutes(app: FastifyInstance, services: Services, metho
     // Only for users that exist: nobody may make the server draw images for any number at all.
     if (!(await getUserById(db(), Number(realmId), parsed.userId))) return notFound(reply);
     const size = parsed.medium ? MEDIUM_AVATAR_SIZE : DEFAULT_AVATAR_SIZE;
-    return sendPng(request, reply, { etag: `"default-${parsed.userId}-${size}"`, cacheControl: CACHE_FOREVER, body: await identiconPng(defaultAvatarSeed(parsed.userId), size) });
+    return sendPng(services, request, reply, { etag: `"default-${parsed.userId}-${size}"`, cacheControl: CACHE_FOREVER, body: await identiconPng(defaultAvatarSeed(parsed.userId), size) });
   });
 
   // The icon: one path, its contents named by ?version= (icon_version).
@@ -157,9 +155,9 @@ export function avatarFileRoutes(app: FastifyInstance, services: Services, metho
     const cacheControl = request.query.version === String(realm.icon_version) ? CACHE_FOREVER : CACHE_REVALIDATE;
     const etag = `"icon-${realm.icon_version}"`;
     if (realm.icon_source === AvatarSource.UPLOADED) {
-      return sendPng(request, reply, { etag, cacheControl, body: { file: storedFilePath(config, realmIconStoragePaths(realm.id, realm.icon_version).small) } });
+      return sendPng(services, request, reply, { etag, cacheControl, body: { key: realmIconStoragePaths(realm.id, realm.icon_version).small } });
     }
-    return sendPng(request, reply, { etag, cacheControl, body: await identiconPng(defaultIconSeed(realm.id), DEFAULT_AVATAR_SIZE) });
+    return sendPng(services, request, reply, { etag, cacheControl, body: await identiconPng(defaultIconSeed(realm.id), DEFAULT_AVATAR_SIZE) });
   });
 
   // Zulip's /avatar/{email_or_id}: a redirect to the user's avatar, for clients that have credentials but no avatar_url.

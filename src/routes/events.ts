@@ -4,7 +4,7 @@ import { parseNarrow, type NarrowTerm } from "../domain/narrow.ts";
 import { MAX_ITEMS_PER_REQUEST } from "../domain/limits.ts";
 import { QUEUE_NARROW_IS_OPERANDS, QUEUE_NARROW_OPERATORS } from "../events/filter.ts";
 import { CAPABILITY_NAMES, type CapabilityName } from "../events/notifier.ts";
-import { QueueError, type EventQueue } from "../events/queues.ts";
+import { QueueError, type OpenedQueue } from "../events/backend.ts";
 import { check, param, type Validator } from "../http/params.ts";
 import { DeferredJson, defineRoute } from "../http/route.ts";
 
@@ -92,10 +92,10 @@ export const eventsRoutes = [
       if (queue_id === undefined) throw badRequest("Missing 'queue_id' argument");
       if (last_event_id === undefined) throw badRequest("Missing 'last_event_id' argument");
       const { queues } = request.services;
-      let queue: EventQueue;
+      let queue: OpenedQueue;
       try {
-        queue = queues.get(queue_id, request.user.id);
-        queues.acknowledge(queue, last_event_id);
+        const opening = queues.open(queue_id, request.user.id, last_event_id, dont_block);
+        queue = opening instanceof Promise ? await opening : opening;
       } catch (error) {
         badQueue(error, queue_id);
       }
@@ -125,7 +125,7 @@ export const eventsRoutes = [
     handler: async (request, { queue_id }) => {
       const { queues } = request.services;
       try {
-        queues.delete(queues.get(queue_id, request.user.id));
+        await queues.remove(queue_id, request.user.id);
       } catch (error) {
         badQueue(error, queue_id);
       }

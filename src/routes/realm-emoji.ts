@@ -3,14 +3,12 @@
 // DELETE /realm/emoji/{emoji_name}; and, outside /api/v1, the images
 // themselves at /user_avatars/{realm_id}/emoji/images/{file_name}, public as
 // Zulip serves them (they appear in messages anyone may be shown).
-import { createReadStream } from "node:fs";
-import fs from "node:fs/promises";
 import type { FastifyInstance } from "fastify";
 import { addRealmEmoji, deactivateRealmEmoji } from "../actions/realm-emoji.ts";
-import { storedFilePath } from "../actions/uploads.ts";
 import { emojiContentType, emojiStoragePath, isEmojiFileName } from "../domain/emoji.ts";
 import { param } from "../http/params.ts";
 import { defineRoute, type MethodTable } from "../http/route.ts";
+import { sendStoredFile } from "../http/stored-file.ts";
 import { realmEmojiDict } from "../queries/realm-emoji.ts";
 import type { Services } from "../services.ts";
 import { IMAGE_SECURITY_HEADERS } from "./avatars.ts";
@@ -60,11 +58,8 @@ export function realmEmojiFileRoutes(app: FastifyInstance, services: Services, m
     const { realm_id: realmId, file_name: fileName } = request.params;
     const notFound = () => reply.status(404).header("content-type", "text/html; charset=utf-8").send("<p>File not found</p>");
     if (!/^[1-9][0-9]{0,9}$/.test(realmId) || !isEmojiFileName(fileName)) return notFound();
-    const file = storedFilePath(services.config, emojiStoragePath(Number(realmId), fileName));
-    const stat = await fs.stat(file).catch(() => undefined);
-    if (!stat?.isFile()) return notFound();
-    return reply
-      .headers({ ...IMAGE_HEADERS, "content-type": emojiContentType(fileName)!, "content-length": String(stat.size) })
-      .send(createReadStream(file));
+    const file = await services.files.open(emojiStoragePath(Number(realmId), fileName));
+    if (!file) return notFound();
+    return sendStoredFile(request, reply, file, { ...IMAGE_HEADERS, "content-type": emojiContentType(fileName)! });
   });
 }

@@ -6,7 +6,7 @@
 // Also how multipart files reach the upload endpoint: @fastify/multipart
 // hands every file part to multipartFileReceiver, which streams the upload
 // endpoint's file to disk and drops any other endpoint's.
-import { createReadStream, createWriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import fs from "node:fs/promises";
 import { Transform } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
@@ -16,7 +16,6 @@ import { actorFor } from "../actions/actor.ts";
 import {
   deleteAttachment,
   newIncomingPath,
-  storedFilePath,
   sweepIncoming,
   temporaryFileUrl,
   uploadFile,
@@ -41,8 +40,10 @@ import {
   uploadedFileName,
 } from "../domain/uploads.ts";
 import { ApiError, badRequest, missingArgument } from "../errors.ts";
+import { isStorageKey } from "../files/store.ts";
 import { param } from "../http/params.ts";
 import { authenticateFileRequest, defineRoute, routePathOf, type MethodTable } from "../http/route.ts";
+import { sendStoredFile } from "../http/stored-file.ts";
 import { attachmentById, attachmentByPathId, attachmentsOwnedBy, canAccessAttachment, realmUploadSpaceUsed } from "../queries/attachments.ts";
 import type { Services } from "../services.ts";
 import type { Attachment, Realm, User } from "../storage/schema.ts";
@@ -119,7 +120,7 @@ async function discardReceived(request: FastifyRequest): Promise<void> {
   const received = receivedFiles.get(request);
   if (!received) return;
   receivedFiles.delete(request);
-  // A file the upload stored has been moved away already; removing it is a no-op.
+  // The file store holds its own copy of a file the upload stored.
   await Promise.all([...received.tempPaths].map((p) => fs.rm(p, { force: true }).catch(() => {})));
 }
 
@@ -226,7 +227,7 @@ export const uploadRoutes = [
         // `uri` is the deprecated name of `url`, kept for old clients as Zulip does.
         return { uri: url, url, filename };
       } finally {
-        // Before replying, so a client never sees leftovers (the stored file has been moved away).
+        // Before replying, so a client never sees leftovers (the file store has its own copy).
         await discardReceived(http);
       }
     },
@@ -278,29 +279,17 @@ function htmlError(reply: FastifyReply, status: number, message: string): Fastif
   return reply.status(status).header("content-type", "text/html; charset=utf-8").header("vary", "Accept").send(`<p>${message}</p>`);
 }
 
-async function sendStoredFile(reply: FastifyReply, config: Config, attachment: Attachment, forceDownload: boolean): Promise<FastifyReply> {
-  let file: string;
-  let size: number;
-  try {
-    file = storedFilePath(config, attachment.path_id);
-    const stat = await fs.stat(file);
-    if (!stat.isFile()) throw new Error("not a file");
-    size = stat.size;
-  } catch {
-    // A row whose file is gone (or whose path_id could name no file of ours): Zulip's serve_local answer.
-    return htmlError(reply, 404, "File not found");
-  }
+async function sendAttachment(request: FastifyRequest, reply: FastifyReply, services: Services, attachment: Attachment, forceDownload: boolean): Promise<FastifyReply> {
+  // A row whose file is gone, or whose path_id could name no file of ours: Zulip's serve_local answer.
+  const file = isStorageKey(attachment.path_id) ? await services.files.open(attachment.path_id) : undefined;
+  if (!file) return htmlError(reply, 404, "File not found");
   const asAttachment = forceDownload || !servesInline(attachment.content_type);
-  return reply
-    .status(200)
-    .headers({
-      ...FILE_SECURITY_HEADERS,
-      "content-type": attachment.content_type,
-      "content-length": String(size),
-      "content-disposition": contentDisposition(attachment.file_name, asAttachment),
-      "cache-control": "private, immutable",
-    })
-    .send(createReadStream(file));
+  return sendStoredFile(request, reply, file, {
+    ...FILE_SECURITY_HEADERS,
+    "content-type": attachment.content_type,
+    "content-disposition": contentDisposition(attachment.file_name, asAttachment),
+    "cache-control": "private, immutable",
+  });
 }
 
 interface FileParams {
@@ -321,7 +310,7 @@ export function uploadFileRoutes(app: FastifyInstance, services: Services, metho
     const lookup = await attachmentForViewer(services, realm, user, `${request.params.realm_id}/${request.params["*"]}`);
     if ("missing" in lookup) return htmlError(reply, 404, NOT_FOUND);
     if ("forbidden" in lookup) return htmlError(reply, 403, FORBIDDEN);
-    return sendStoredFile(reply, config, lookup.found, forceDownload);
+    return sendAttachment(request, reply, services, lookup.found, forceDownload);
   };
   methods.add("/user_uploads/:realm_id/*", "GET");
   app.get("/user_uploads/:realm_id/*", serve(false));
@@ -335,9 +324,9 @@ export function uploadFileRoutes(app: FastifyInstance, services: Services, metho
     const parsed = parseTemporaryToken(request.params.token);
     if (!parsed) throw invalidToken();
     const attachment = await attachmentById(services.storage.db, parsed.attachmentId);
-    if (!attachment || !temporaryTokenValid(await uploadSigningKey(config), parsed, attachment.path_id, services.now())) throw invalidToken();
+    if (!attachment || !temporaryTokenValid(await uploadSigningKey(services.files), parsed, attachment.path_id, services.now())) throw invalidToken();
     if (pathIdFileName(attachment.path_id) !== request.params["*"]) throw badRequest("Invalid filename");
-    return sendStoredFile(reply, config, attachment, false);
+    return sendAttachment(request, reply, services, attachment, false);
   });
 
   // Image previews in rendered messages point at /thumbnail?url=…&size=… (Zulip's
@@ -356,7 +345,7 @@ export function uploadFileRoutes(app: FastifyInstance, services: Services, metho
     if (typeof url === "string" && /^https?:\/\//i.test(url) && isFetchableUrl(url)) {
       // Signing is for signed-in readers (the cookie or HTTP Basic): otherwise anyone could use the server as a proxy to anywhere.
       await authenticateFileRequest(services, request);
-      return reply.redirect(externalContentPath(url, await externalContentKey(config)));
+      return reply.redirect(externalContentPath(url, await externalContentKey(services.files)));
     }
     throw new ApiError(403, "BAD_REQUEST", "Thumbnails are only available for files uploaded to this server and images on other sites");
   });

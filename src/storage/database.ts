@@ -1,9 +1,10 @@
 // Opens the one Kysely database the server uses: SQLite (better-sqlite3) by
-// default, PostgreSQL (pg) when a postgres:// URL is given.
+// default, PostgreSQL (pg) when a postgres:// URL is given. Only the driver
+// in use is loaded: a server on SQLite never loads pg, nor one on PostgreSQL
+// better-sqlite3.
 import fs from "node:fs";
 import path from "node:path";
-import SQLite from "better-sqlite3";
-import pg from "pg";
+import type SQLite from "better-sqlite3";
 import {
   Kysely,
   type Transaction,
@@ -35,9 +36,18 @@ export interface StorageOptions {
   pgSchema?: string;
 }
 
-// count(*) and bigint columns come back from pg as strings; every such value
-// this server stores (times, counts) fits a JavaScript number.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+let pgDriver: Promise<typeof import("pg").default> | undefined;
+
+/** pg, loaded when the first PostgreSQL database is opened. */
+function loadPg(): Promise<typeof import("pg").default> {
+  pgDriver ??= import("pg").then(({ default: pg }) => {
+    // count(*) and bigint columns come back from pg as strings; every such value
+    // this server stores (times, counts) fits a JavaScript number.
+    pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+    return pg;
+  });
+  return pgDriver;
+}
 
 /**
  * SQLite returns 0/1 for booleans: turn the known boolean columns back into
@@ -104,6 +114,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.databaseUrl) {
     const schema = options.pgSchema;
     if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
+    const pg = await loadPg();
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: 10,
@@ -119,6 +130,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
 
   const file = options.sqlitePath ?? ":memory:";
   if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true });
+  const { default: SQLite } = await import("better-sqlite3");
   const sqlite = new SQLite(file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("foreign_keys = ON");

@@ -1,6 +1,6 @@
 // Versioned migrations, run at start-up (and by `parley migrate`). Each file in
 // migrations/ is listed here so the set is the same under tsx and compiled JS.
-import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } from "kysely";
+import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Kysely, type Migration, type MigrationResultSet } from "kysely";
 import type { Dialect, Storage } from "./database.ts";
 import type { Database } from "./schema.ts";
 import * as m0001 from "./migrations/0001_foundation.ts";
@@ -27,6 +27,9 @@ import * as m0021 from "./migrations/0021_bots.ts";
 import * as m0022 from "./migrations/0022_outgoing_webhooks.ts";
 import * as m0023 from "./migrations/0023_linkifiers.ts";
 import * as m0024 from "./migrations/0024_link_previews.ts";
+import * as m0025 from "./migrations/0025_jobs.ts";
+import * as m0026 from "./migrations/0026_stored_files.ts";
+import * as m0027 from "./migrations/0027_outgoing_webhooks_on_jobs.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -63,6 +66,9 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0022_outgoing_webhooks": m0022,
   "0023_linkifiers": m0023,
   "0024_link_previews": m0024,
+  "0025_jobs": m0025,
+  "0026_stored_files": m0026,
+  "0027_outgoing_webhooks_on_jobs": m0027,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {
@@ -92,10 +98,45 @@ export async function migrateToLatest(storage: Storage, context: MigrationContex
     // branch that lands after a higher-numbered one still runs where it is missing.
     allowUnorderedMigrations: true,
   });
-  const result: MigrationResultSet = await migrator.migrateToLatest();
+  let result: MigrationResultSet = await migrator.migrateToLatest();
+  // Kysely's introspection (before any migration runs) reads the catalog of
+  // every schema in the database: DDL in another schema at that moment
+  // (another Parley migrating, a test's cleanup dropping its schema) fails
+  // that read with "schema … does not exist" (3F000) or "column … does not
+  // exist" (42703) though ours is untouched. Ask again.
+  for (let attempt = 1; attempt < 5 && result.results === undefined && catalogRace(result.error); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    result = await migrator.migrateToLatest();
+  }
   if (result.error) {
     const failed = result.results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
     throw new Error(`migration ${failed} failed: ${String(result.error)}`, { cause: result.error });
   }
   return (result.results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+/** Errors of a catalog read that raced DDL elsewhere in the database (PostgreSQL's codes). */
+const CATALOG_RACE_CODES = new Set(["3F000", "42703", "42P01", "XX000"]);
+
+function catalogRace(error: unknown): boolean {
+  return CATALOG_RACE_CODES.has(String((error as { code?: string } | undefined)?.code));
+}
+
+/**
+ * How the database's applied migrations compare with this code's: "current"
+ * when they are the same set; "behind" when one of ours is not applied (this
+ * process would meet missing tables or columns); "ahead" when the database
+ * has one this code does not know (a newer release migrated it).
+ */
+export type MigrationState = "current" | "behind" | "ahead";
+
+const MIGRATION_NAMES = new Set(Object.keys(MIGRATIONS));
+
+/** Reads the applied migrations (Kysely's table, in the schema our tables live in) and compares them with MIGRATIONS. */
+export async function migrationState(storage: Storage): Promise<MigrationState> {
+  const { rows } = await sql<{ name: string }>`SELECT name FROM ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(storage.db);
+  let known = 0;
+  for (const row of rows) if (MIGRATION_NAMES.has(row.name)) known += 1;
+  if (known < MIGRATION_NAMES.size) return "behind";
+  return rows.length > known ? "ahead" : "current";
 }

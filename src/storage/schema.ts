@@ -473,23 +473,42 @@ export interface LinkPreviewTable {
   fetched_at: number;
 }
 
-/** A delivery waiting in the outgoing-webhook queue (migration 0022). */
-export interface OutgoingWebhookJobTable {
+/** A file kept in the database by UPLOAD_STORAGE=database (migration 0025). */
+export interface StoredFileTable {
   id: Generated<number>;
-  realm_id: number;
-  /** The outgoing-webhook bot whose services get the request. */
-  bot_id: number;
-  message_id: number;
-  /** "mention" or "direct_message". */
-  trigger: string;
-  /** JSON of the message object as it was sent. */
-  message: string;
-  /** Failed attempts so far that may be retried (timeouts, connection errors). */
-  failed_tries: ColumnType<number, number | undefined, number>;
-  /** UNIX seconds from which a worker may take it; a claim moves it to the end of the lease. */
-  available_at: number;
+  /** The file's storage key (files/store.ts). */
+  path: string;
+  size: number;
+  /** SHA-256 of the contents, hex. */
+  sha256: string;
+  /** Bytes in every chunk but the last. */
+  chunk_size: number;
   created_at: number;
 }
+
+/** One piece of a stored file's contents (migration 0025). */
+export interface StoredFileChunkTable {
+  file_id: number;
+  /** 0, 1, 2…: chunk `seq` holds bytes seq × chunk_size onwards. */
+  seq: number;
+  data: Buffer;
+}
+
+/** A delivery waiting in the outgoing-webhook queue (migration 0022). */
+/** A background job (src/jobs/): migration 0025 says what each column means. */
+export interface JobTable {
+  id: Generated<number>;
+  name: string;
+  payload: string;
+  job_key: string | null;
+  status: ColumnType<"queued" | "running" | "failed", "queued" | "running" | "failed" | undefined, "queued" | "running" | "failed">;
+  run_at: number;
+  attempts: ColumnType<number, number | undefined, number>;
+  max_attempts: number;
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: number;
+}
+
 
 export interface LoginFailureTable {
   key: string;
@@ -585,8 +604,10 @@ export interface Database {
   bot_services: BotServiceTable;
   bot_storage: BotStorageTable;
   bot_config: BotConfigTable;
-  outgoing_webhook_jobs: OutgoingWebhookJobTable;
+  jobs: JobTable;
   link_previews: LinkPreviewTable;
+  stored_files: StoredFileTable;
+  stored_file_chunks: StoredFileChunkTable;
 }
 
 /**
@@ -635,7 +656,6 @@ export type BotService = Selectable<BotServiceTable>;
 export type BotStorageRow = Selectable<BotStorageTable>;
 export type BotConfigRow = Selectable<BotConfigTable>;
 export type NewUser = Insertable<UserTable>;
-export type OutgoingWebhookJob = Selectable<OutgoingWebhookJobTable>;
 export type UserUpdate = Updateable<UserTable>;
 export type UserGroup = Selectable<UserGroupTable>;
 export type Channel = Selectable<ChannelTable>;
@@ -648,6 +668,7 @@ export type Submessage = Selectable<SubmessageTable>;
 export type RealmEmoji = Selectable<RealmEmojiTable>;
 export type RealmPlayground = Selectable<RealmPlaygroundTable>;
 export type ScheduledMessage = Selectable<ScheduledMessageTable>;
+export type Job = Selectable<JobTable>;
 export type SavedSnippet = Selectable<SavedSnippetTable>;
 export type UserStatusRow = Selectable<UserStatusTable>;
 export type Draft = Selectable<DraftTable>;

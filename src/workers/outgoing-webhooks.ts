@@ -1,11 +1,13 @@
-// The outgoing-webhook worker (Zulip's OutgoingWebhookWorker with do_rest_call).
-// Every process runs one beside the HTTP server. It takes due jobs from the
-// database queue (actions/outgoing-webhooks.ts) — at once when a send in this
-// process queued one, and every second for jobs queued by other processes,
-// put back for a retry, or left by a process that died mid-delivery — and
-// POSTs each to the bot's services, a few at a time, never inside a
-// transaction and never on a request's path: a slow or dead endpoint delays
-// only its own bot's answer.
+// The outgoing-webhook worker (Zulip's OutgoingWebhookWorker with do_rest_call),
+// on the job queue: each delivery is a job queued in the send's transaction
+// (actions/outgoing-webhooks.ts), claimed by one process in the cluster, and
+// POSTed to the bot's services, never inside a transaction and never on a
+// request's path.
+//
+// One delivery per bot at a time, across every process, in the order the
+// messages were sent: a bot's jobs share a key, and the queue runs the jobs
+// of a key one at a time, oldest first. So a slow or dead endpoint delays
+// only its own bot's answers; other bots' jobs take the other slots.
 //
 // Per request, as Zulip does: a timeout (config.outgoingWebhookTimeoutMs,
 // Zulip's OUTGOING_WEBHOOK_TIMEOUT_SECONDS = 10) or a connection error is
@@ -13,35 +15,24 @@
 // "Failure! Bot is unavailable" and tells its owner; any other non-2xx answer
 // fails at once ("Failure! Third party responded with N" plus the owner's
 // notice); a 2xx answer's JSON reply is posted back as the bot.
-import {
-  claimDueJobs,
-  failWithMessage,
-  finishJob,
-  jobContext,
-  notifyBotOwner,
-  retryJob,
-  sendResponseMessage,
-  type ClaimedJob,
-  type JobContext,
-} from "../actions/outgoing-webhooks.ts";
-import { genericRequestBody, replyFromBody, ReplyError, SLACK_INTERFACE, slackRequestBody } from "../domain/outgoing-webhooks.ts";
+//
+// Requests go through the guarded request to other sites (outbound/): an
+// internal address the operator has not allowed is refused at connect time,
+// for the URL and for every redirect; that is not retried, and the bot says
+// its URL is on a private or disallowed network.
+import { failWithMessage, jobContext, notifyBotOwner, sendResponseMessage, type JobContext } from "../actions/outgoing-webhooks.ts";
+import { DISALLOWED_NETWORK, genericRequestBody, replyFromBody, ReplyError, SLACK_INTERFACE, slackRequestBody } from "../domain/outgoing-webhooks.ts";
 import { ApiError } from "../errors.ts";
+import type { OutgoingWebhookJob } from "../jobs/names.ts";
+import { RetryJob, type Worker } from "../jobs/runner.ts";
+import { outboundSettings, openOutbound, OutboundError, readOutboundBody } from "../outbound/request.ts";
 import type { Services } from "../services.ts";
 import { SERVICE_VERSION } from "../version.ts";
 
-/** Deliveries one process runs at once. */
-const CONCURRENCY = 4;
-/** How often the queue is read for jobs this process was not told of. */
-const POLL_MS = 1000;
+/** Deliveries one process runs at once, each for a different bot: only as many bots all hanging at once fill them. */
+const CONCURRENCY = 32;
 /** The most of a reply read; a bigger one is refused (Zulip's bot replies are messages of at most 10,000 characters). */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
-
-export interface OutgoingWebhooks {
-  /** A job was queued: look at the queue now rather than at the next poll. */
-  wake(): void;
-  /** Stops taking jobs and waits for the deliveries in progress. */
-  stop(): Promise<void>;
-}
 
 type Log = (error: unknown, what: string) => void;
 
@@ -49,86 +40,34 @@ type Log = (error: unknown, what: string) => void;
 type CallOutcome =
   | { kind: "response"; status: number; body: Uint8Array }
   | { kind: "timeout" }
+  /** The address is internal and the operator has not allowed it: not retried, as it will not change by itself. */
+  | { kind: "refused"; message: string }
   | { kind: "connection"; error: unknown }
   | { kind: "exception"; type: string; message: string };
 
-export function startOutgoingWebhooks(services: Services, log: Log): OutgoingWebhooks {
-  let stopped = false;
-  let inFlight = 0;
-  const running = new Set<Promise<void>>();
-  let pumping = false;
-  let pumpAgain = false;
-  let timer: NodeJS.Timeout | undefined;
+export function outgoingWebhookWorker(services: Services, log: Log): Worker<OutgoingWebhookJob> {
   const timeoutSeconds = Math.ceil(services.config.outgoingWebhookTimeoutMs / 1000);
-  // Long enough for a bot with a few services that all time out; a job whose worker died is taken again after it.
-  const leaseSeconds = 60 + 4 * timeoutSeconds;
-
-  const pump = async (): Promise<void> => {
-    if (pumping) {
-      pumpAgain = true;
-      return;
-    }
-    pumping = true;
-    try {
-      do {
-        pumpAgain = false;
-        while (!stopped && inFlight < CONCURRENCY) {
-          const claimed = await claimDueJobs(services, CONCURRENCY - inFlight, leaseSeconds);
-          if (claimed.length === 0) break;
-          for (const job of claimed) start(job);
-        }
-      } while (pumpAgain && !stopped);
-    } catch (error) {
-      log(error, "outgoing webhook queue read failed");
-    } finally {
-      pumping = false;
-    }
-  };
-
-  const start = (claimed: ClaimedJob): void => {
-    inFlight += 1;
-    const delivery = deliver(services, claimed, log)
-      .catch((error: unknown) => log(error, `outgoing webhook delivery of message ${claimed.job.message_id} to bot ${claimed.job.bot_id} failed`))
-      .finally(() => {
-        inFlight -= 1;
-        running.delete(delivery);
-        // A slot is free, and a retry may be due at once.
-        if (!stopped) void pump();
-      });
-    running.add(delivery);
-  };
-
-  const tick = () => {
-    void pump().finally(() => {
-      // unref: the HTTP server, not this timer, keeps the process alive.
-      if (!stopped) timer = setTimeout(tick, POLL_MS).unref();
-    });
-  };
-  tick();
-
   return {
-    wake: () => {
-      if (!stopped) setImmediate(() => void pump());
-    },
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      while (running.size > 0 || pumping) await Promise.allSettled([...running, new Promise((resolve) => setTimeout(resolve, 10))]);
-    },
+    concurrency: CONCURRENCY,
+    // Long enough for a bot with a few services that all time out; a job whose process died is taken again after it.
+    leaseMs: (60 + 4 * timeoutSeconds) * 1000,
+    // Zulip retries a timed-out or unreachable request at once.
+    backoffMs: () => 0,
+    run: (job, context) => deliver(services, job, context.lastAttempt, log),
   };
 }
 
-/** One job: every service of the bot gets the request; then the job is finished or put back for a retry. */
-async function deliver(services: Services, claimed: ClaimedJob, log: Log): Promise<void> {
-  const ctx = await jobContext(services, claimed.job);
-  if (ctx === null) return finishJob(services, claimed);
+/** One job: every service of the bot gets the request; a timeout or connection error retries the job, or after the last attempt reports the bot unavailable. */
+async function deliver(services: Services, job: OutgoingWebhookJob, lastAttempt: boolean, log: Log): Promise<void> {
+  const ctx = await jobContext(services, job);
+  if (ctx === null) return;
   const retryMessages: string[] = [];
   for (const service of ctx.services) {
     const failure = await callService(services, ctx, service, log);
     if (failure !== null) retryMessages.push(failure);
   }
-  if (retryMessages.length === 0) return finishJob(services, claimed);
-  if (await retryJob(services, claimed)) return;
+  if (retryMessages.length === 0) return;
+  if (!lastAttempt) throw new RetryJob(retryMessages.join(" "), 0);
   // Zulip's failure_processor once the retries are spent.
   log(null, `outgoing webhook: maximum retries exceeded for bot ${ctx.bot.email}, message ${ctx.message.id}`);
   await failWithMessage(services, ctx, "Bot is unavailable", log);
@@ -157,7 +96,7 @@ async function callService(services: Services, ctx: JobContext, service: JobCont
     headers["content-type"] = "application/json";
   }
 
-  const outcome = await post(service.base_url, headers, body, services.config.outgoingWebhookTimeoutMs);
+  const outcome = await post(services, service.base_url, headers, body);
   const timeoutText = formatSeconds(services.config.outgoingWebhookTimeoutMs);
   switch (outcome.kind) {
     case "timeout":
@@ -168,6 +107,11 @@ async function callService(services: Services, ctx: JobContext, service: JobCont
       log(outcome, `outgoing webhook request of bot ${ctx.bot.id} failed`);
       await failWithMessage(services, ctx, `An exception of type *${outcome.type}* occurred for message \`${message.content}\`! See the Zulip server logs for more information.`, log);
       await notifyBotOwner(services, ctx, { exception: { type: outcome.type, message: outcome.message } }, log);
+      return null;
+    case "refused":
+      log(outcome, `outgoing webhook of bot ${ctx.bot.id} refused`);
+      await failWithMessage(services, ctx, DISALLOWED_NETWORK, log);
+      await notifyBotOwner(services, ctx, { failureMessage: DISALLOWED_NETWORK }, log);
       return null;
     case "response":
       break;
@@ -203,8 +147,13 @@ function formatSeconds(ms: number): string {
   return String(ms / 1000);
 }
 
-/** POSTs `body`, reading the whole answer within `timeoutMs`. */
-async function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<CallOutcome> {
+/**
+ * POSTs `body` through the guarded request (outbound/request.ts): the
+ * address checked at connect time against the operator's rule for internal
+ * addresses, redirects followed as Zulip's requests session follows them
+ * (each hop checked again), and the whole answer read within the time limit.
+ */
+async function post(services: Services, url: string, headers: Record<string, string>, body: string): Promise<CallOutcome> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -217,27 +166,33 @@ async function post(url: string, headers: Record<string, string>, body: string, 
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     return { kind: "exception", type: "InvalidSchema", message: `No connection adapters were found for '${url}'` };
   }
-  const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const response = await fetch(parsed, { method: "POST", headers, body, signal });
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    if (response.body) {
-      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-        size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) {
-          await response.body.cancel().catch(() => {});
-          return { kind: "exception", type: "ContentTooLarge", message: `The response is larger than ${MAX_RESPONSE_BYTES} bytes.` };
-        }
-        chunks.push(chunk);
-      }
-    }
-    return { kind: "response", status: response.status, body: Buffer.concat(chunks) };
+    const response = await openOutbound(parsed.href, {
+      method: "POST",
+      headers,
+      body,
+      followRedirects: true,
+      allowUrlCredentials: true,
+      ...outboundSettings(services.config),
+      timeoutMs: services.config.outgoingWebhookTimeoutMs,
+    });
+    const bytes = await readOutboundBody(response, MAX_RESPONSE_BYTES, "fail");
+    return { kind: "response", status: response.statusCode ?? 0, body: bytes };
   } catch (error) {
-    if (signal.aborted) return { kind: "timeout" };
-    // fetch reports refused, reset and unresolvable connections as "fetch failed" with the cause.
-    if (error instanceof TypeError) return { kind: "connection", error };
-    const e = error as Error;
-    return { kind: "exception", type: e.name || "Error", message: e.message };
+    if (!(error instanceof OutboundError)) throw error;
+    switch (error.reason) {
+      case "refused":
+        return { kind: "refused", message: error.message };
+      case "timeout":
+        return { kind: "timeout" };
+      case "connection":
+        return { kind: "connection", error };
+      case "too_large":
+        return { kind: "exception", type: "ContentTooLarge", message: `The response is larger than ${MAX_RESPONSE_BYTES} bytes.` };
+      case "bad_url":
+        return { kind: "exception", type: "InvalidURL", message: `A redirect to a URL that is not http(s): ${error.message}` };
+      case "bad_answer":
+        return { kind: "exception", type: error.message === "too many redirects" ? "TooManyRedirects" : "InvalidURL", message: error.message };
+    }
   }
 }

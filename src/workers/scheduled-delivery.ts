@@ -1,61 +1,35 @@
-// Delivers scheduled messages and reminders when they fall due. Every process
-// runs one; each second it sends whatever is due in the database, so what fell
-// due while the server was down goes out at start-up, and rows scheduled by
-// another process are picked up too. Exactly-once is not this loop's job: each
-// delivery re-checks and marks its row in the transaction that sends it (see
-// deliverScheduledRow), so overlapping workers only waste a read.
+// Delivers scheduled messages and reminders when they fall due: each row has
+// a job on the queue due at its time (queued with the row, and again when its
+// time is edited), so what fell due while every server was down goes out at
+// the next start, and one process in the cluster sends each. Exactly-once is
+// also the delivery's own: it re-checks and marks its row in the transaction
+// that sends it (deliverScheduledRow), so a job for an old time, or a second
+// run after a crash, finds nothing to do.
 import { deliverScheduledRow } from "../actions/scheduled-messages.ts";
-import { dueScheduledRows } from "../queries/scheduled-messages.ts";
+import { SCHEDULED_MESSAGE_JOB, type ScheduledMessageJob } from "../jobs/names.ts";
+import type { JobRunner, Worker } from "../jobs/runner.ts";
 import type { Services } from "../services.ts";
 
-const BATCH = 100;
+export function scheduledMessageWorker(services: Services, log: (error: unknown, what: string) => void): Worker<ScheduledMessageJob> {
+  return {
+    // One at a time, so messages due together go out in the order they were due (and then scheduled), as before.
+    concurrency: 1,
+    run: async ({ id, realm_id }) => {
+      await deliverScheduledRow(services, id, realm_id, (error) => log(error, `scheduled message ${id} failed`));
+    },
+  };
+}
 
 export interface DeliveryReport {
   delivered: number;
   failed: number;
 }
 
-/** Sends every row due at services.now(), oldest due first. */
-export async function deliverDueMessages(services: Services, log?: (error: unknown) => void): Promise<DeliveryReport> {
-  const report: DeliveryReport = { delivered: 0, failed: 0 };
-  for (;;) {
-    const due = await dueScheduledRows(services.storage.db, services.now(), BATCH);
-    let progress = false;
-    for (const row of due) {
-      const outcome = await deliverScheduledRow(services, row.id, row.realm_id, log);
-      if (outcome === "skipped") continue;
-      report[outcome] += 1;
-      progress = true;
-    }
-    // A full batch may hide more due rows; rows that were skipped (another worker took them) would come back forever.
-    if (due.length < BATCH || !progress) return report;
-  }
-}
-
-export interface ScheduledDelivery {
-  /** Stops the timer and waits for a delivery in progress. */
-  stop(): Promise<void>;
-}
-
-/** Runs deliverDueMessages now and then at the start of every second. */
-export function startScheduledDelivery(services: Services, log: (error: unknown) => void): ScheduledDelivery {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
-  const tick = () => {
-    running = deliverDueMessages(services, log)
-      .catch(log)
-      .finally(() => {
-        // unref: the HTTP server, not this timer, keeps the process alive.
-        if (!stopped) timer = setTimeout(tick, 1000 - (Date.now() % 1000)).unref();
-      });
-  };
-  tick();
-  return {
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+/** Runs the deliveries due now in this process and waits for them (tests, the command line); throws the first error a delivery met. */
+export async function deliverDueMessages(services: Services): Promise<DeliveryReport> {
+  const runner: JobRunner | undefined = services.jobs;
+  if (!runner) throw new Error("the job runner is not started");
+  const report = await runner.drain([SCHEDULED_MESSAGE_JOB]);
+  if (report.errors.length > 0) throw report.errors[0];
+  return { delivered: report.completed, failed: report.failed };
 }

@@ -1,0 +1,57 @@
+// The jobs actions queue, by name, with their payloads: what an action and
+// the worker registered for the name (src/workers/) agree on.
+import type { PayloadMessage, Trigger } from "../domain/outgoing-webhooks.ts";
+import type { PushMessage } from "../domain/push.ts";
+
+/** Deliver a scheduled message or reminder when it falls due (run_at = its time). */
+export const SCHEDULED_MESSAGE_JOB = "scheduled_message";
+export interface ScheduledMessageJob {
+  id: number;
+  realm_id: number;
+}
+
+/** Read the pages a message links to and render their previews into it. */
+export const LINK_PREVIEWS_JOB = "link_previews";
+export interface LinkPreviewsJob {
+  realm_id: number;
+  message_id: number;
+  /** The text the links were found in: a message edited since is left to the edit's own job. */
+  content: string;
+  urls: string[];
+}
+
+/** Work out who of a message's notified recipients gets a mobile push, and queue one PUSH_NOTIFY_JOB each. */
+export const PUSH_MESSAGE_JOB = "push_message";
+export interface PushMessageJob {
+  realm_id: number;
+  message: PushMessage;
+  /** Recipients who may get a push (not the sender, unread, a DM or mentioned), with their flags. */
+  candidates: Record<string, string[]>;
+}
+
+/** One request to the push service's push/notify. */
+export const PUSH_NOTIFY_JOB = "push_notify";
+export interface PushNotifyJob {
+  user_id: number;
+  message_id: number;
+  body: Record<string, unknown>;
+}
+
+/** Forward a stored E2EE push registration to the push service and record its answer. */
+export const PUSH_REGISTER_JOB = "push_register";
+export interface PushRegisterJob {
+  device_row_id: number;
+  /** The registration forwarded: a newer one replacing it is another job's. */
+  registration: string;
+}
+
+/** POST a message to an outgoing-webhook bot's services (Zulip's outgoing_webhooks queue); keyed by bot. */
+export const OUTGOING_WEBHOOK_JOB = "outgoing_webhook";
+export interface OutgoingWebhookJob {
+  realm_id: number;
+  bot_id: number;
+  message_id: number;
+  trigger: Trigger;
+  /** The message as it was sent (Zulip's queue event carries it), so later edits or a deletion change nothing. */
+  message: PayloadMessage;
+}
