@@ -69,6 +69,20 @@ export function csrfFailed(reason: string): ApiError {
   return new ApiError(403, "CSRF_FAILED", `CSRF error: ${reason}`, { reason });
 }
 
+/**
+ * Zulip's validate_api_key without allow_webhook_access: an incoming-webhook
+ * bot's key on any other endpoint. Raised inside authentication, so Zulip
+ * answers it as its UnauthorizedError: 401 with the Basic challenge.
+ */
+export function incomingWebhookBotRefused(): ApiError {
+  return unauthorized("This API is not available to incoming webhook bots.");
+}
+
+/** Zulip's authenticated_json_view: a browser session of an incoming-webhook bot (a 400, as Zulip's JsonableError). */
+export function webhookBotSessionRefused(): ApiError {
+  return badRequest("Webhook bots can only access webhooks");
+}
+
 export function invalidApiKey(): ApiError {
   return new ApiError(401, "INVALID_API_KEY", "Invalid API key", {}, BASIC_CHALLENGE);
 }

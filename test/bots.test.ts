@@ -125,15 +125,15 @@ describe("POST /bots", () => {
   });
 
   test("an outgoing webhook bot gets a service: its URL, interface and a random token, in the event and for other code", async () => {
-    const { id, short } = await newBot(u().member, { bot_type: 3, payload_url: JSON.stringify("http://127.0.0.1:9/hook"), interface_type: 2 });
+    const { id, short } = await newBot(u().member, { bot_type: 3, payload_url: JSON.stringify("http://hooks.example.com:9/hook"), interface_type: 2 });
     const services = await botServices(t.services.storage.db, id);
     assert.equal(services.length, 1);
     assert.equal(services[0]!.name, short, "service_name defaults to the short name");
-    assert.equal(services[0]!.base_url, "http://127.0.0.1:9/hook");
+    assert.equal(services[0]!.base_url, "http://hooks.example.com:9/hook");
     assert.equal(services[0]!.interface, 2);
     assert.match(services[0]!.token, /^[A-Za-z0-9]{32}$/);
     const [event] = botEvents("add");
-    assert.deepEqual((event!.event.bot as { services: unknown }).services, [{ base_url: "http://127.0.0.1:9/hook", interface: 2, token: services[0]!.token }]);
+    assert.deepEqual((event!.event.bot as { services: unknown }).services, [{ base_url: "http://hooks.example.com:9/hook", interface: 2, token: services[0]!.token }]);
     // A named service; a bare (not JSON-encoded) URL is accepted as well.
     const named = await newBot(u().member, { bot_type: 3, payload_url: "https://example.com/x", service_name: "ci" });
     assert.equal((await botServices(t.services.storage.db, named.id))[0]!.name, "ci");
@@ -409,17 +409,17 @@ describe("PATCH /bots/{bot_id}", () => {
   });
 
   test("an outgoing webhook's endpoint and interface; refused for a bot without a service", async () => {
-    const { id } = await newBot(u().member, { bot_type: 3, payload_url: '"http://127.0.0.1:9/old"' });
+    const { id } = await newBot(u().member, { bot_type: 3, payload_url: '"http://hooks.example.com:9/old"' });
     const [before] = await botServices(t.services.storage.db, id);
     t.clearEvents();
-    const body = assertSuccess(await t.api(u().member, "PATCH", `/bots/${id}`, { service_payload_url: '"http://127.0.0.1:9/new"', service_interface: 2 }));
-    assert.equal(body.service_payload_url, "http://127.0.0.1:9/new");
+    const body = assertSuccess(await t.api(u().member, "PATCH", `/bots/${id}`, { service_payload_url: '"http://hooks.example.com:9/new"', service_interface: 2 }));
+    assert.equal(body.service_payload_url, "http://hooks.example.com:9/new");
     assert.equal(body.service_interface, 2);
     const [after] = await botServices(t.services.storage.db, id);
-    assert.equal(after!.base_url, "http://127.0.0.1:9/new");
+    assert.equal(after!.base_url, "http://hooks.example.com:9/new");
     assert.equal(after!.interface, 2);
     assert.equal(after!.token, before!.token);
-    assert.deepEqual(botEvents("update").map((e) => e.event.bot), [{ user_id: id, services: [{ base_url: "http://127.0.0.1:9/new", interface: 2, token: before!.token }] }]);
+    assert.deepEqual(botEvents("update").map((e) => e.event.bot), [{ user_id: id, services: [{ base_url: "http://hooks.example.com:9/new", interface: 2, token: before!.token }] }]);
     assertError(await t.api(u().member, "PATCH", `/bots/${id}`, { service_payload_url: '"http://h.example/"', service_interface: 5 }), 400, "BAD_REQUEST", "Invalid interface type");
     assertError(await t.api(u().member, "PATCH", `/bots/${id}`, { service_payload_url: '"nope"' }), 400, "BAD_REQUEST", "service_payload_url is not a URL");
     const generic = await newBot(u().member);
@@ -563,7 +563,7 @@ describe("API key regeneration", () => {
 describe("/register: realm_bots", () => {
   test("administrators see every bot, others their own, with the whole bot object and its services", async () => {
     const keeper = await t.createUser(uniqueName("Registered Keeper"));
-    const outgoing = await newBot(keeper, { bot_type: 3, payload_url: '"http://127.0.0.1:9/r"' });
+    const outgoing = await newBot(keeper, { bot_type: 3, payload_url: '"http://hooks.example.com:9/r"' });
     const generic = await newBot(keeper);
     const [service] = await botServices(t.services.storage.db, outgoing.id);
     const mine = (await t.register(keeper, { fetch_event_types: ["realm_bot"] })).realm_bots;
@@ -583,7 +583,7 @@ describe("/register: realm_bots", () => {
       default_all_public_streams: false,
       avatar_url: outgoing.reply.avatar_url,
       owner_id: keeper.id,
-      services: [{ base_url: "http://127.0.0.1:9/r", interface: 1, token: service!.token }],
+      services: [{ base_url: "http://hooks.example.com:9/r", interface: 1, token: service!.token }],
     });
     const adminBots = (await t.register(u().admin, { fetch_event_types: ["realm_bot"] })).realm_bots.map((b: { user_id: number }) => b.user_id);
     assert.ok(adminBots.includes(outgoing.id) && adminBots.includes(u().bot.id));

@@ -14,12 +14,17 @@
 // Failures are reported grouped by class and kind of failure, naming every
 // route that failed so, with an example request and answer.
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { API_ROUTES, buildApp } from "../src/app.ts";
+import { MAX_WEBHOOK_JSON_DEPTH } from "../src/domain/json.ts";
 import { Role } from "../src/domain/roles.ts";
 import { API_PREFIX, JSON_PREFIX } from "../src/http/route.ts";
+import { INTEGRATIONS } from "../src/integrations/index.ts";
 import { DIALECT, startTestApp, type TestApp, type TestUser } from "./helpers.ts";
 
 // ---------------------------------------------------------------------------
@@ -310,6 +315,8 @@ interface Case {
   detail: string;
   /** Built when sent (and again to describe a failure): the corpus holds megabytes of values, not of bodies. */
   request: () => HttpRequest | RawRequest;
+  /** Slack-compatible webhook: its errors are `{"ok": false, "error"}`, as Slack's (and Zulip's slack_incoming). */
+  slackErrors?: boolean;
 }
 
 interface Answer {
@@ -425,6 +432,7 @@ const GROUPS = [
   "huge lists",
   "deep JSON",
   "redirects",
+  "webhook payloads",
 ] as const;
 type Group = (typeof GROUPS)[number];
 
@@ -653,6 +661,143 @@ function buildCorpus(routes: FuzzRoute[], ids: Identities, rng: Rng): Corpus {
 }
 
 // ---------------------------------------------------------------------------
+// Incoming webhooks, with real payloads: the generic classes above reach the
+// webhook route only with an integration name that does not exist. These
+// start from the payloads of Zulip's own webhook tests (test/fixtures/) for
+// every integration Parley serves, signed in with the owner's key, and break
+// them: values of the wrong type anywhere in the payload, nesting at and past
+// the bound, bodies cut short or not JSON, wrong event headers and
+// parameters, only_events/exclude_events patterns of glob metacharacters, and
+// bodies at and past the webhook body limit.
+
+interface WebhookFixture {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  query?: Record<string, string>;
+  content_type?: string;
+  body_encoding: "json" | "raw";
+  payload: unknown;
+}
+
+const WEBHOOK_TABLE = JSON.parse(fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "fixtures/zulip-webhook-cases.json"), "utf8")) as {
+  integrations: Record<string, { cases: WebhookFixture[] }>;
+};
+
+/** Every [path, value] of a JSON value, iteratively, at most `limit` of them. */
+function jsonPaths(value: unknown, limit = 2000): (string | number)[][] {
+  const out: (string | number)[][] = [];
+  const stack: { at: (string | number)[]; value: unknown }[] = [{ at: [], value }];
+  while (stack.length > 0 && out.length < limit) {
+    const { at, value: current } = stack.pop()!;
+    out.push(at);
+    if (Array.isArray(current)) current.forEach((child, i) => stack.push({ at: [...at, i], value: child }));
+    else if (typeof current === "object" && current !== null) for (const [key, child] of Object.entries(current)) stack.push({ at: [...at, key], value: child });
+  }
+  return out;
+}
+
+/** A copy of `value` with the value at `at` replaced (the root itself when `at` is empty). */
+function replaceAt(value: unknown, at: (string | number)[], replacement: unknown): unknown {
+  if (at.length === 0) return replacement;
+  const copy = structuredClone(value) as Record<string | number, unknown>;
+  let parent = copy;
+  for (const key of at.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
+  parent[at[at.length - 1]!] = replacement;
+  return copy;
+}
+
+const WRONG_JSON_VALUES: unknown[] = [null, true, 0, -1, 1.5, 1e308, "", "x", "\u0000", "é\u{1F600}", [], [null], {}, { "": null }, "a".repeat(20_000), Array.from({ length: 5000 }, (_, i) => i)];
+const GLOB_ALPHABET = ["*", "?", "[", "]", "!", "-", "^", "\\", "a", "z", "_", "&", "|", "~", "é", "\u{1F600}"];
+/** Where a deep value is spliced into the payload's text. */
+const DEEP_MARK = "__fuzz_deep__";
+
+function webhookCorpus(route: FuzzRoute, ids: Identities, rng: Rng, webhookBodyLimit: number): Case[] {
+  const cases: Case[] = [];
+  const served = new Set(INTEGRATIONS.map((i) => i.name));
+  for (const [table, { cases: fixtures }] of Object.entries(WEBHOOK_TABLE.integrations)) {
+    for (const fixture of rng.sample(fixtures, 4)) {
+      const url = new URL(fixture.url.replace("{api_key}", ids.owner.apiKey).replace("{stream}", "fuzz webhooks"), "http://x");
+      const integration = url.pathname.split("/").pop()!;
+      assert.ok(served.has(integration), `${table}: ${integration} is served`);
+      for (const [k, v] of Object.entries(fixture.query ?? {})) url.searchParams.set(k, v);
+      const text = fixture.body_encoding === "raw" ? String(fixture.payload) : JSON.stringify(fixture.payload);
+      const contentType = fixture.content_type ?? "application/json";
+      const slackErrors = integration === "slack_incoming";
+      const add = (cls: string, detail: string, body: string | Buffer, change: { query?: Record<string, string>; headers?: Record<string, string>; contentType?: string } = {}) => {
+        const query = new URLSearchParams(url.searchParams);
+        for (const [k, v] of Object.entries(change.query ?? {})) query.set(k, v);
+        const request: HttpRequest = {
+          kind: "http",
+          method: "POST",
+          path: `${url.pathname}?${query.toString()}`,
+          headers: { ...fixture.headers, "content-type": change.contentType ?? contentType, ...change.headers },
+          body: Buffer.isBuffer(body) ? body : Buffer.from(body),
+        };
+        cases.push({ route, cls: `webhook ${cls}`, who: "owner", detail: `${integration} ${fixture.name}: ${detail}`, request: () => request, slackErrors });
+      };
+
+      add("payload as sent", "unchanged", text);
+      const payload = fixture.body_encoding === "json" ? fixture.payload : undefined;
+      if (payload !== undefined) {
+        const paths = jsonPaths(payload);
+        for (const at of rng.sample(paths, 6)) {
+          const replacement = rng.pick(WRONG_JSON_VALUES);
+          add("wrong type", `${JSON.stringify(at)} = ${JSON.stringify(replacement).slice(0, 30)}`, JSON.stringify(replaceAt(payload, at, replacement)));
+        }
+        const deepAt = rng.pick(paths);
+        for (const depth of [MAX_WEBHOOK_JSON_DEPTH - deepAt.length, MAX_WEBHOOK_JSON_DEPTH + 1, 5_000, 100_000]) {
+          const deep = "[".repeat(Math.max(depth, 1)) + "]".repeat(Math.max(depth, 1));
+          add("deep JSON", `${depth} levels at ${JSON.stringify(deepAt)}`, JSON.stringify(replaceAt(payload, deepAt, DEEP_MARK)).replace(JSON.stringify(DEEP_MARK), deep));
+        }
+        const deepObject = '{"a":'.repeat(3_000) + "1" + "}".repeat(3_000);
+        add("deep JSON", `3000-level object at ${JSON.stringify(deepAt)}`, JSON.stringify(replaceAt(payload, deepAt, DEEP_MARK)).replace(JSON.stringify(DEEP_MARK), deepObject));
+      }
+      for (const [detail, body] of [
+        ["cut short", text.slice(0, rng.int(Math.max(text.length, 1)))],
+        ["empty", ""],
+        ["not JSON", "{{{"],
+        ["a JSON string", '"x"'],
+        ["an unclosed deep list", "[".repeat(100_000)],
+      ] as const) {
+        add("malformed body", detail, body);
+      }
+      add("malformed body", "invalid UTF-8", Buffer.concat([Buffer.from(text.slice(0, 20)), Buffer.from([0xff, 0xfe]), Buffer.from(text.slice(20))]));
+      add("content types", "form-encoded payload field", `payload=${encodeURIComponent(text)}`, { contentType: "application/x-www-form-urlencoded" });
+      add("content types", "text/plain", text, { contentType: "text/plain" });
+      for (const header of Object.keys(fixture.headers)) {
+        add("event header", `${header} unknown`, text, { headers: { [header]: rng.pick(["", "nonsense", "push:", "\u00ff", "x".repeat(1000)]).replace(/[^\x20-\x7e]/g, "?") } });
+      }
+
+      // Event filters: random glob patterns, and values that are not lists of strings.
+      for (let i = 0; i < 3; i++) {
+        const patterns = Array.from({ length: 1 + rng.int(3) }, () => Array.from({ length: rng.int(12) }, () => rng.pick(GLOB_ALPHABET)).join(""));
+        add("event patterns", JSON.stringify(patterns), text, { query: { [rng.pick(["only_events", "exclude_events"])]: JSON.stringify(patterns) } });
+      }
+      add("event patterns", "many stars", text, { query: { only_events: JSON.stringify([`${"*a".repeat(2000)}*b`, `${"*?".repeat(2000)}`]) } });
+      const badFilter = rng.pick(["[oops", "{}", '"x"', "[1]", "[null]", "[[]]", "null", ""]);
+      add("event patterns", `not a list of strings: ${badFilter}`, text, { query: { [rng.pick(["only_events", "exclude_events"])]: badFilter } });
+
+      // The integration's own parameters, and Zulip's, with odd values.
+      const param = rng.pick(["branches", "ignore_private_repositories", "use_merge_request_title", "name", "desc", "topic", "stream", "user_specified_topic"]);
+      add("parameters", `${param} odd`, text, { query: { [param]: rng.pick(["", "null", "[]", "1", "x".repeat(3000), "\u00e9", "tru", "999999999999"]) } });
+
+      // Bodies at and over the webhook body limit: the fixture, padded with spaces (JSON whitespace).
+      const padded = (size: number) => text + " ".repeat(Math.max(size - Buffer.byteLength(text), 0));
+      add("body size", "at the webhook body limit", padded(webhookBodyLimit));
+      add("body size", "a byte over the webhook body limit", padded(webhookBodyLimit + 1));
+    }
+  }
+  // A large payload for the printers: a wide list, 999 deep, at the limit.
+  const wide = `[${"[".repeat(998)}${"0,".repeat(200_000)}0${"]".repeat(998)}]`;
+  for (const integration of INTEGRATIONS.map((i) => i.name)) {
+    const request: HttpRequest = { kind: "http", method: "POST", path: `${API_PREFIX}/external/${integration}?api_key=${ids.owner.apiKey}`, headers: { "content-type": "application/json" }, body: Buffer.from(wide) };
+    cases.push({ route, cls: "webhook deep and wide", who: "owner", detail: integration, request: () => request, slackErrors: integration === "slack_incoming" });
+  }
+  return cases;
+}
+
+// ---------------------------------------------------------------------------
 // Sending
 
 const CONCURRENCY = 6;
@@ -800,6 +945,7 @@ function judge(item: Case, answer: Answer): [string, string] | undefined {
   if (!type.startsWith("application/json")) return [`HTTP ${status} not JSON`, `content type ${JSON.stringify(type)}`];
   const body = json();
   if (body === undefined) return [`HTTP ${status} not JSON`, "the body does not parse"];
+  if (item.slackErrors && body.ok === false && typeof body.error === "string") return undefined;
   if (body.result !== "error" || typeof body.msg !== "string" || typeof body.code !== "string") return [`HTTP ${status} not a Zulip error`, ""];
   return undefined;
 }
@@ -880,6 +1026,8 @@ describe(`fuzz on ${DIALECT}`, () => {
     const routes = await enumerateRoutes(t);
     const building = performance.now();
     corpus = buildCorpus(routes, ids, new Rng(SEED));
+    const webhookRoute = routes.find((r) => r.key === `POST ${API_PREFIX}/external/:integration`)!;
+    corpus.byGroup.get("webhook payloads")!.push(...webhookCorpus(webhookRoute, ids, new Rng(SEED + 1), t.services.config.webhookBodyLimitBytes));
     if (process.env.FUZZ_LOG) process.stderr.write(`fuzz: app ready in ${(building - stats.started).toFixed(0)} ms, corpus built in ${(performance.now() - building).toFixed(0)} ms\n`);
     // Every route is fuzzed.
     const covered = new Set([...corpus.byGroup.values(), corpus.last].flat().map((c) => c.route.key));

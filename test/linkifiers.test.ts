@@ -112,15 +112,19 @@ describe("POST /realm/filters and GET /realm/linkifiers", () => {
     }
   });
 
-  test("patterns over 1,000 characters and URL templates over 1,024 are refused (Django's max_length message)", async () => {
-    const long = "a".repeat(1001);
-    assertError(await t.api(t.users.admin, "POST", "/realm/filters", { pattern: long, url_template: "https://x.example/" }), 400, "BAD_REQUEST", "Ensure this value has at most 1000 characters (it has 1001).", {
-      errors: { pattern: ["Ensure this value has at most 1000 characters (it has 1001)."] },
+  test("patterns over 600 characters and URL templates over 1,024 are refused (Django's max_length message)", async () => {
+    const long = "a".repeat(601);
+    assertError(await t.api(t.users.admin, "POST", "/realm/filters", { pattern: long, url_template: "https://x.example/" }), 400, "BAD_REQUEST", "Ensure this value has at most 600 characters (it has 601).", {
+      errors: { pattern: ["Ensure this value has at most 600 characters (it has 601)."] },
     });
+    // Four-byte characters that do not compress: 1,000 of them answered 500 on PostgreSQL (the unique index's key was too large).
+    const wide = (n: number) => Array.from({ length: n }, (_, i) => String.fromCodePoint(0x20000 + ((i * 7919) % 0x8000))).join("");
+    assertError(await t.api(t.users.admin, "POST", "/realm/filters", { pattern: `${wide(992)}(?P<id>)`, url_template: "https://x.example/{id}" }), 400, "BAD_REQUEST", "Ensure this value has at most 600 characters (it has 1000).");
+    assertSuccess(await t.api(t.users.admin, "POST", "/realm/filters", { pattern: `${wide(592)}(?P<id>)`, url_template: "https://x.example/{id}" }));
     const template = `https://x.example/${"b".repeat(1007)}`;
     assertError(await t.api(t.users.admin, "POST", "/realm/filters", { pattern: "#(?P<id>[0-9]+)", url_template: template }), 400, "BAD_REQUEST", "Ensure this value has at most 1024 characters (it has 1025).");
     // At the limit, accepted.
-    assertSuccess(await t.api(t.users.admin, "POST", "/realm/filters", { pattern: `${"a".repeat(992)}(?P<id>)`, url_template: "https://x.example/{id}" }));
+    assertSuccess(await t.api(t.users.admin, "POST", "/realm/filters", { pattern: `${"a".repeat(592)}(?P<id>)`, url_template: "https://x.example/{id}" }));
   });
 
   test("Zulip's validation messages, with every error under `errors`", async () => {
@@ -248,6 +252,76 @@ describe("PATCH /realm/filters/{filter_id}", () => {
       (await list()).map((l) => l.pattern),
       [TRAC.pattern, "other"],
     );
+  });
+});
+
+describe("URL template schemes (issue 25): http, https or none; refused at creation and update", () => {
+  beforeEach(clearAll);
+
+  const notHttp = "The URL template's scheme must be http or https.";
+  const fromVariable = "The URL template's scheme must not come from a variable.";
+  const refusedTemplates: [string, string, string][] = [
+    ["(?P<x>[0-9]+)", "javascript:alert({x})", notHttp],
+    ["(?P<x>[0-9]+)", "JavaScript:alert({x})", notHttp],
+    ["(?P<x>[0-9]+)", "data:text/html,<script>alert({x})</script>", notHttp],
+    ["(?P<x>[0-9]+)", "vbscript:msgbox({x})", notHttp],
+    ["(?P<x>[0-9]+)", "java\tscript:alert({x})", notHttp],
+    ["(?P<x>[0-9]+)", "java\nscript:alert({x})", notHttp],
+    ["(?P<x>[0-9]+)", "\u0001javascript:alert({x})", notHttp],
+    ["(?P<x>[0-9]+)", "ftp://files.example.com/{x}", notHttp],
+    ["(?P<x>[0-9]+)", "mailto:{x}@example.com", notHttp],
+    ["(?P<url>\\S+)", "{+url}", fromVariable],
+    ["(?P<url>\\S+)", "{url}", fromVariable],
+    ["(?P<rest>\\S+)", "java{rest}", fromVariable],
+    ["(?P<s>[a-z]+)", "http{s}://example.com/", fromVariable],
+  ];
+
+  test("an administrator or owner gets a 400 for javascript:, data: and every scheme but http(s); nothing is stored or sent", async () => {
+    t.clearEvents();
+    for (const [pattern, url_template, msg] of refusedTemplates) {
+      for (const role of ["admin", "owner"] as const) assertBad(await add(u()[role], { pattern, url_template }), msg, { url_template: [msg] });
+    }
+    assert.deepEqual(await list(), []);
+    assert.deepEqual(t.events.filter((n) => n.event.type === "realm_linkifiers"), []);
+    // Members are refused for their role first, whatever the template.
+    assertError(await add(u().member, { pattern: "(?P<x>[0-9]+)", url_template: "javascript:alert({x})" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+  });
+
+  test("updates are checked the same way and leave the linkifier as it was", async () => {
+    const id = assertSuccess(await add(u().admin, TRAC)).id;
+    t.clearEvents();
+    for (const [pattern, url_template, msg] of refusedTemplates) {
+      for (const role of ["admin", "owner"] as const) assertBad(await update(u()[role], id, { pattern, url_template }), msg, { url_template: [msg] });
+    }
+    assertError(await update(u().member, id, { pattern: "(?P<x>[0-9]+)", url_template: "javascript:alert({x})" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    assert.deepEqual(await list(), [{ id, ...TRAC }]);
+    assert.deepEqual(t.events.filter((n) => n.event.type === "realm_linkifiers"), []);
+  });
+
+  test("the scheme error comes with the model's other errors, in Zulip's field order", async () => {
+    assertBad(await add(u().admin, { pattern: "(?P<id>[0-9]+)", url_template: "javascript:alert(1)" }), notHttp, {
+      url_template: [notHttp],
+      __all__: [notInTemplateFor("id")],
+    });
+    assertBad(await add(u().admin, { pattern: "", url_template: "data:,{x}" }), "This field cannot be blank.", {
+      pattern: ["This field cannot be blank."],
+      url_template: [notHttp],
+      __all__: ["Group 'x' in URL template is not present in linkifier pattern."],
+    });
+  });
+
+  test("http and https in any case, and templates without a scheme (relative to the server), are accepted", async () => {
+    for (const [pattern, url_template] of [
+      ["A(?P<x>[0-9]+)", "http://a.example.com/{x}"],
+      ["B(?P<x>[0-9]+)", "HTTPS://b.example.com/{x}"],
+      ["C(?P<x>[0-9]+)", "/help/{x}"],
+      ["D(?P<x>[0-9]+)", "#narrow/channel/{x}"],
+      ["E(?P<x>[0-9]+)", "//e.example.com/{x}"],
+      ["F(?P<x>[0-9]+)", "https://{x}.example.com/"],
+    ]) {
+      assertSuccess(await add(u().admin, { pattern, url_template }));
+    }
+    assert.equal((await list()).length, 6);
   });
 });
 

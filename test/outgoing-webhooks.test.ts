@@ -8,11 +8,11 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { dmKey } from "../src/domain/messages.ts";
-import { MAX_REQUEST_RETRIES, pythonBytesRepr, pythonStrRepr } from "../src/domain/outgoing-webhooks.ts";
+import { MAX_PAYLOAD_EXCERPT, MAX_REQUEST_RETRIES, pythonBytesRepr, pythonStrRepr } from "../src/domain/outgoing-webhooks.ts";
 import { Role } from "../src/domain/roles.ts";
 import { SERVICE_VERSION } from "../src/version.ts";
-import { startOutgoingWebhooks } from "../src/workers/outgoing-webhooks.ts";
-import { assertSuccess, startTestApp, uniqueName, type Params, type TestApp, type TestUser } from "./helpers.ts";
+import { assertSuccess, startTestApp, uniqueName, type Params, type TestApp, type TestUser, pendingJobs, startJobRunner } from "./helpers.ts";
+import { OUTGOING_WEBHOOK_JOB, type OutgoingWebhookJob } from "../src/jobs/names.ts";
 
 /** Short, so the timeout cases are quick; long enough for a loaded machine's answers from a local server. */
 const TIMEOUT_MS = 1500;
@@ -91,7 +91,7 @@ async function messagesBy(senderId: number) {
 }
 
 async function jobsFor(messageId: number) {
-  return t.services.storage.db.selectFrom("outgoing_webhook_jobs").selectAll().where("message_id", "=", messageId).execute();
+  return (await pendingJobs<OutgoingWebhookJob>(t.services, OUTGOING_WEBHOOK_JOB)).filter((job) => job.message_id === messageId);
 }
 
 /** The message as GET /messages shows it to `viewer` without Markdown applied. */
@@ -118,12 +118,13 @@ function fakeBotServerAndApp() {
     server.keepAliveTimeout = 120_000;
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    t = await startTestApp({ outgoingWebhookTimeoutMs: TIMEOUT_MS });
+    // The bot server is on this machine: the operator's explicit opt-in lets requests reach it.
+    t = await startTestApp({ outgoingWebhookTimeoutMs: TIMEOUT_MS, externalContentAllowInternal: true });
     member = t.users.member;
     owner = t.users.owner;
     // The server's worker logs nowhere in tests; this one keeps its log for failure messages.
-    await t.services.outgoingWebhooks!.stop();
-    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, recordLog);
+    await t.services.jobs!.stop();
+    t.services.jobs = startJobRunner(t.services, recordLog);
   });
 
   after(async () => {
@@ -295,11 +296,11 @@ describe("outgoing webhooks", () => {
 
   test("several workers (processes) share the queue and deliver each job once", async () => {
     const bots = await Promise.all([1, 2, 3, 4, 5, 6].map(() => outgoingBot({ body: JSON.stringify({ content: "once" }) })));
-    await t.services.outgoingWebhooks!.stop();
+    await t.services.jobs!.stop();
     const ids: number[] = [];
     for (const bot of bots) ids.push(await send(member, { type: "direct", to: [bot.id], content: "exactly once?" }));
-    const first = startOutgoingWebhooks(t.services, recordLog);
-    const second = startOutgoingWebhooks(t.services, recordLog);
+    const first = startJobRunner(t.services, recordLog);
+    const second = startJobRunner(t.services, recordLog);
     try {
       await waitFor("every reply", async () => {
         for (const bot of bots) if ((await messagesBy(bot.id)).length === 0) return false;
@@ -314,7 +315,44 @@ describe("outgoing webhooks", () => {
       assert.equal(requestsTo(bot.path).length, 1, bot.fullName);
       assert.equal((await messagesBy(bot.id)).length, 1, bot.fullName);
     }
-    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, recordLog);
+    t.services.jobs = startJobRunner(t.services, recordLog);
+  });
+
+  test("a bot whose endpoint hangs holds one delivery at a time, across processes: other bots are not held up behind it", async () => {
+    const slow = await outgoingBot({ hang: true });
+    const fast = await outgoingBot({ body: JSON.stringify({ content: "right away" }) });
+    const channel = await newChannel(member, []);
+    // Queued while no worker runs, then two workers (processes) start at once: more slow jobs than both have slots.
+    await t.services.jobs!.stop();
+    const slowIds: number[] = [];
+    for (let i = 0; i < 10; i++) slowIds.push(await send(member, { type: "stream", to: channel.name, topic: "slow", content: `@**${slow.fullName}** ${i}` }));
+    const fastId = await send(member, { type: "stream", to: channel.name, topic: "fast", content: `@**${fast.fullName}** you there?` });
+    const first = startJobRunner(t.services, recordLog);
+    const second = startJobRunner(t.services, recordLog);
+    try {
+      const [reply] = await waitFor("the other bot's reply", async () => {
+        const rows = await messagesBy(fast.id);
+        return rows.length > 0 ? rows : undefined;
+      });
+      assert.equal(reply!.content, "right away");
+      // The other bot's request came while the slow bot's first delivery was its only one: none of its later mentions had been sent.
+      const fastAt = received.findIndex((r) => r.path === fast.path);
+      const slowBefore = received.slice(0, fastAt).filter((r) => r.path === slow.path);
+      // (The fast bot's request may even come first: both workers start at once.)
+      assert.ok(slowBefore.length <= MAX_REQUEST_RETRIES + 1, String(slowBefore.length));
+      for (const r of slowBefore) assert.equal(JSON.parse(r.body).message.id, slowIds[0]);
+      assert.equal(JSON.parse(requestsTo(fast.path)[0]!.body).message.id, fastId);
+      // Still one at a time, in the order sent, once the first delivery gives up.
+      await waitFor("the slow bot's second mention", () => requestsTo(slow.path).some((r) => JSON.parse(r.body).message.id === slowIds[1]));
+      const order = requestsTo(slow.path).map((r) => JSON.parse(r.body).message.id as number);
+      assert.deepEqual(order.slice(0, MAX_REQUEST_RETRIES + 2), [...Array(MAX_REQUEST_RETRIES + 1).fill(slowIds[0]), slowIds[1]]);
+    } finally {
+      // The rest of its queue is dropped: a deactivated bot's jobs end without a request.
+      await t.services.storage.db.updateTable("users").set({ is_active: false }).where("id", "=", slow.id).execute();
+      await first.stop();
+      await second.stop();
+      t.services.jobs = startJobRunner(t.services, recordLog);
+    }
   });
 
   test("only a real mention triggers: not a silent mention, a quote or a code block", async () => {
@@ -402,6 +440,32 @@ describe("outgoing webhooks", () => {
       workerLog.join("\n"),
     );
     await waitFor("the job to finish", async () => (await jobsFor(id)).length === 0);
+  });
+
+  test("the owner sees a short, escaped excerpt of an error answer: bounded, in a code block it cannot close, no Markdown or mentions", async () => {
+    const hostile = "```\n@**all** @**Max Member** **bold** [click](http://evil.example/)\n```\n" + "x".repeat(20_000);
+    const bot = await outgoingBot({ status: 502, body: hostile });
+    const id = await send(member, { type: "direct", to: [bot.id], content: "break it" });
+    const messages = await waitFor("the failure notices", async () => {
+      const rows = await messagesBy(bot.id);
+      return rows.length >= 2 ? rows : undefined;
+    });
+    const size = Buffer.byteLength(hostile);
+    const excerpt = pythonBytesRepr(Buffer.from(hostile).subarray(0, MAX_PAYLOAD_EXCERPT));
+    assert.equal(
+      messages[1]!.content,
+      `[A message](http://parley.test/#narrow/dm/${[member.id, bot.id].sort((a, b) => a - b).join(",")}/near/${id}) to your bot @_**${bot.fullName}** triggered an outgoing webhook.\nThe webhook got a response with status code *502*.\nThe response contains the following payload:\n\`\`\`\`\n${excerpt}\n\`\`\`\`\n(The first ${MAX_PAYLOAD_EXCERPT} of ${size} bytes.)`,
+    );
+    assert.ok(messages[1]!.content.length < 1200, String(messages[1]!.content.length));
+    // As the owner's client shows it: one code block holding the excerpt; no mention, link or bold came alive.
+    const html = (await fetched(member, messages[1]!.id, true)).content as string;
+    assert.equal(html.match(/<pre>/g)?.length, 1, html);
+    const payload = html.slice(html.indexOf("The response contains the following payload:"));
+    assert.doesNotMatch(payload, /user-mention|user-group-mention|<strong>|<a /, payload);
+    assert.match(payload, /<code>b&#39;```\\n@\*\*all\*\* @\*\*Max Member\*\*/);
+    // The owner was not notified as a mention either.
+    const flags = await t.services.storage.db.selectFrom("user_messages").select("flags").where("message_id", "=", messages[1]!.id).where("user_id", "=", member.id).executeTakeFirstOrThrow();
+    assert.equal(flags.flags & 8, 0);
   });
 
   test("a 4xx answer fails without retries; the owner is told even when someone else triggered the bot", async () => {
@@ -502,12 +566,12 @@ describe("outgoing webhooks", () => {
 
   test("the queue survives a restart: a job queued while no worker runs is delivered by the next one", async () => {
     const bot = await outgoingBot({ body: JSON.stringify({ content: "late but here" }) });
-    await t.services.outgoingWebhooks!.stop();
+    await t.services.jobs!.stop();
     const id = await send(member, { type: "direct", to: [bot.id], content: "while down" });
     assert.equal((await jobsFor(id)).length, 1);
     assert.equal(requestsTo(bot.path).length, 0);
     // A fresh worker (as a restarted or another process would run) finds it in the database.
-    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, recordLog);
+    t.services.jobs = startJobRunner(t.services, recordLog);
     const [reply] = await waitFor("the reply", async () => {
       const rows = await messagesBy(bot.id);
       return rows.length > 0 ? rows : undefined;
@@ -518,10 +582,10 @@ describe("outgoing webhooks", () => {
 
   test("a deactivated bot's queued job is dropped without a request", async () => {
     const bot = await outgoingBot({ body: JSON.stringify({ content: "should not" }) });
-    await t.services.outgoingWebhooks!.stop();
+    await t.services.jobs!.stop();
     const id = await send(member, { type: "direct", to: [bot.id], content: "bye" });
     await t.services.storage.db.updateTable("users").set({ is_active: false }).where("id", "=", bot.id).execute();
-    t.services.outgoingWebhooks = startOutgoingWebhooks(t.services, recordLog);
+    t.services.jobs = startJobRunner(t.services, recordLog);
     await waitFor("the job to go", async () => (await jobsFor(id)).length === 0);
     assert.equal(requestsTo(bot.path).length, 0);
     assert.deepEqual(await messagesBy(bot.id), []);

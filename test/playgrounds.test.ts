@@ -5,6 +5,7 @@
 // full_clean reported with `errors`).
 // Zulip's behaviour: docs/zulip-behaviour/misc-endpoints.md.
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { assertError, assertSuccess, startTestApp, uniqueName, type ApiResponse, type Params, type TestApp, type TestUser } from "./helpers.ts";
 
@@ -148,6 +149,62 @@ describe("POST /realm/playgrounds", () => {
     assert.deepEqual(await listed(), before);
     assert.deepEqual(t.events.filter((n) => n.event.type === "realm_playgrounds"), []);
     assertError(await t.api(null, "POST", "/realm/playgrounds", playground()), 401, "UNAUTHORIZED");
+  });
+});
+
+describe("POST /realm/playgrounds: bounds and URL schemes (issue 25)", () => {
+  const tooLong = (max: number, length: number) => `Ensure this value has at most ${max} characters (it has ${length}).`;
+  // Hex does not compress, so PostgreSQL cannot squeeze it under its index-row limit.
+  const incompressible = (length: number) => crypto.randomBytes(length).toString("hex").slice(0, length);
+
+  test("names past 100 characters: a 400 with Django's max_length message on both databases, nothing stored or sent", async () => {
+    const before = await listed();
+    t.clearEvents();
+    for (const role of ["admin", "owner"] as const) {
+      const name = incompressible(8000);
+      assertBad(await add(u()[role], playground({ name })), tooLong(100, 8000), { name: [tooLong(100, 8000)] });
+    }
+    assertBad(await add(u().admin, playground({ name: "\u{1F980}".repeat(101) })), tooLong(100, 101), { name: [tooLong(100, 101)] });
+    assert.deepEqual(await listed(), before);
+    assert.deepEqual(t.events.filter((n) => n.event.type === "realm_playgrounds"), []);
+    // Counted after stripping, in characters (four-byte ones included): 100 is fine.
+    const atLimit = "\u{1F980}".repeat(100);
+    const id = assertSuccess(await add(u().admin, playground({ name: `  ${atLimit}  ` }))).id;
+    assert.equal((await listed()).find((p) => p.id === id)?.name, atLimit);
+    // Members are refused for their role first.
+    assertError(await add(u().member, playground({ name: incompressible(8000) })), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+  });
+
+  test("URL templates past 1,024 characters: Django's message; with a long name too, both are reported, template first", async () => {
+    const template = `https://example.com/?code={code}&pad=${"p".repeat(1024 - 37 + 1)}`;
+    assert.equal(template.length, 1025);
+    assertBad(await add(u().admin, playground({ url_template: template })), tooLong(1024, 1025), { url_template: [tooLong(1024, 1025)] });
+    assertBad(await add(u().admin, playground({ url_template: template, name: "n".repeat(101) })), tooLong(1024, 1025), {
+      url_template: [tooLong(1024, 1025)],
+      name: [tooLong(100, 101)],
+    });
+    assertSuccess(await add(u().admin, playground({ url_template: template.slice(0, 1024) })));
+  });
+
+  test("URL templates make http(s) links only: javascript:, data: and other schemes, or a scheme from {code}, are refused", async () => {
+    const notHttp = "The URL template's scheme must be http or https.";
+    const fromVariable = "The URL template's scheme must not come from a variable.";
+    const before = await listed();
+    for (const [url_template, msg] of [
+      ["javascript:alert({code})", notHttp],
+      ["JAVASCRIPT:eval({code})", notHttp],
+      ["data:text/html,{code}", notHttp],
+      ["java\tscript:{code}", notHttp],
+      ["ftp://example.com/{code}", notHttp],
+      ["{code}", fromVariable],
+      ["{+code}", fromVariable],
+      ["java{code}", fromVariable],
+    ] as const) {
+      for (const role of ["admin", "owner"] as const) assertBad(await add(u()[role], playground({ url_template })), msg, { url_template: [msg] });
+    }
+    assert.deepEqual(await listed(), before);
+    assertError(await add(u().member, playground({ url_template: "javascript:alert({code})" })), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    for (const url_template of ["http://example.com/?c={code}", "HTTPS://example.com/{code}", "/run{?code}"]) assertSuccess(await add(u().admin, playground({ url_template })));
   });
 });
 

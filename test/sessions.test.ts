@@ -374,7 +374,7 @@ describe("the browser's other requests", () => {
     const poll = t.json(session, "GET", "/events", { queue_id: registered.queue_id, last_event_id: registered.last_event_id });
     // The poll waits until an event arrives.
     const deadline = Date.now() + 5000;
-    while (!t.services.queues.get(registered.queue_id, user.id).waiter) {
+    while (!t.services.queues.isWaiting(registered.queue_id)) {
       assert.ok(Date.now() < deadline, "no long-poll started");
       await new Promise((r) => setTimeout(r, 5));
     }

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { FnmatchPattern } from "../src/integrations/fnmatch.ts";
 import { github, githubSponsors } from "../src/integrations/github.ts";
 import { gitlab } from "../src/integrations/gitlab.ts";
 import type { Integration, WebhookRequest, WebhookResult } from "../src/integrations/integration.ts";
@@ -203,6 +204,58 @@ describe("GitHub refusals", () => {
       const result = integration.handle(request);
       assert.equal(result.kind === "messages" && result.messages[0]!.eventType, eventType, name);
     }
+  });
+
+  test("only_events/exclude_events patterns match exactly as CPython's fnmatch.fnmatchcase does", () => {
+    // Names each pattern matches among NAMES, as computed by CPython 3.11 (whose
+    // fnmatch.translate builds the same sets as 3.12's): sets with `]` first,
+    // out-of-order ranges dropped (an emptied set never matches, an emptied
+    // negated one matches anything), unclosed `[` literal, `-` at either end
+    // literal, `&~|\` literal, no escaping, stars anywhere.
+    const NAMES = ["opened_pull_request", "push_commits", "]", "-", "z", "a", "b", "!", "&", "\\", "[", "^", "", "abc", "aXbYc", "aaab", "aab", "push_tags", "[x", "*x"];
+    const PYTHON: Array<[string, string[]]> = [
+      ["[z-a]", []],
+      ["[]]", ["]"]],
+      ["[!]]", ["-", "z", "a", "b", "!", "&", "\\", "[", "^"]],
+      ["[z-a!]", ["]", "-", "z", "a", "b", "!", "&", "\\", "[", "^"]],
+      ["[!z-a]", ["]", "-", "z", "a", "b", "!", "&", "\\", "[", "^"]],
+      ["[a-z-0]", ["-", "z", "a", "b"]],
+      ["[a-c-e]", ["-", "a", "b"]],
+      ["[&~|]", ["&"]],
+      ["[\\]", ["\\"]],
+      ["[]-a]", ["]", "a", "^"]],
+      ["[--0]", ["-"]],
+      ["[!", []],
+      ["[a-]", ["-", "a"]],
+      ["[-a]", ["-", "a"]],
+      ["[z-ad-c]", []],
+      ["*_pull_request", ["opened_pull_request"]],
+      ["opened_*", ["opened_pull_request"]],
+      ["*pull*", ["opened_pull_request"]],
+      ["?pened_pull_request", ["opened_pull_request"]],
+      ["[o]pened_*", ["opened_pull_request"]],
+      ["[!o]pened_*", []],
+      ["push_*s", ["push_commits", "push_tags"]],
+      ["*[!s]", ["opened_pull_request", "]", "-", "z", "a", "b", "!", "&", "\\", "[", "^", "abc", "aXbYc", "aaab", "aab", "[x", "*x"]],
+      ["a*b*c", ["abc", "aXbYc"]],
+      ["*a*a*a*b", ["aaab"]],
+      ["[[]*", ["[", "[x"]],
+      ["*]", ["]"]],
+      ["[^a]*", ["a", "^", "abc", "aXbYc", "aaab", "aab"]],
+      ["\\*", ["\\"]],
+      ["[*]*", ["*x"]],
+    ];
+    for (const [pattern, expected] of PYTHON) {
+      const compiled = new FnmatchPattern(pattern);
+      assert.deepEqual(
+        NAMES.filter((name) => compiled.matches(name)),
+        expected,
+        pattern,
+      );
+    }
+    // Astral characters are one character each, as in Python.
+    assert.equal(new FnmatchPattern("?").matches("\u{1F600}"), true);
+    assert.equal(new FnmatchPattern("[\u{1F600}-\u{1F64F}]").matches("\u{1F610}"), true);
   });
 
   test("githubsponsors is the same handler under its own name", () => {

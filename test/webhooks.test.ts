@@ -4,11 +4,31 @@
 // filters, permissions and events. The integrations' formats are
 // test/webhook-fixtures.test.ts's job.
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { createUser } from "../src/actions/users.ts";
+import { MAX_MESSAGE_LENGTH } from "../src/domain/limits.ts";
 import { Role } from "../src/domain/roles.ts";
+import { jsonMessageContent } from "../src/integrations/json.ts";
+import { sentry } from "../src/integrations/sentry.ts";
+import { MessageText, normalizeWebhookContent } from "../src/integrations/normalize.ts";
+import { pyJsonDumps, pyJsonLoads } from "../src/integrations/pyjson.ts";
 import type { User } from "../src/storage/schema.ts";
 import { assertError, assertSuccess, basicAuth, startTestApp, uniqueName, type TestApp } from "./helpers.ts";
+
+// Zulip's webhook test table (real payloads): a GitHub pull request, for the event filters.
+const TABLE = JSON.parse(fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "fixtures/zulip-webhook-cases.json"), "utf8")) as {
+  integrations: Record<string, { cases: { name: string; headers: Record<string, string>; payload: unknown }[] }>;
+};
+const PULL_REQUEST_OPENED = TABLE.integrations.github!.cases.find((c) => c.name === "test_pull_request_opened_msg")!;
+
+/** `[[[…]]]`, `depth` lists deep. */
+const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+
+/** What the JSON formatter posts for `text`, printed whole and then cut as Zulip cuts it: what the bounded printing must equal. */
+const printedWhole = (text: string) => normalizeWebhookContent("```json\n" + pyJsonDumps(pyJsonLoads(text), 2) + "\n```");
 
 interface Hook {
   status: number;
@@ -250,6 +270,110 @@ describe("incoming webhooks", () => {
     assertError({ ...(await hook("grafana", { query: { api_key: bot.api_key, stream: channel, exclude_events: "[1]" }, ...jsonBody(alert("firing")) })), headers: new Headers() }, 400, "BAD_REQUEST", "exclude_events[0] is not a string");
   });
 
+  test("event patterns are read as Python's fnmatch reads them: none is an invalid expression", { timeout: 60_000 }, async () => {
+    const github = (query: Record<string, string>) =>
+      hook("github", { query: { api_key: bot.api_key, stream: channel, ...query }, headers: PULL_REQUEST_OPENED.headers, ...jsonBody(PULL_REQUEST_OPENED.payload) });
+    const last = () => lastMessages(bot.id).then((m) => m[0]?.id);
+    // The event is "opened_pull_request". An empty range never matches; `]` first in a set is literal.
+    let before = await last();
+    // Forty `*?` need forty characters: no match, found without backtracking (a regular expression per star took forever).
+    const manyStars = JSON.stringify(["*?".repeat(40)]);
+    const filteredOut: Record<string, string>[] = [
+      { only_events: '["[z-a]"]' },
+      { only_events: '["[]]"]' },
+      { only_events: '["[z-a]*", "opened_pull_reques[]]"]' },
+      { exclude_events: '["[!]]*"]' },
+      { only_events: manyStars },
+    ];
+    for (const query of filteredOut) {
+      const reply = await github(query);
+      assert.deepEqual([reply.status, reply.body], [200, { result: "success", msg: "" }], JSON.stringify(query));
+      assert.equal(await last(), before, `${JSON.stringify(query)} posts nothing`);
+    }
+    const posted: Record<string, string>[] = [
+      { exclude_events: '["[z-a]", "[]]", "[", "[!"]' },
+      { only_events: '["[!]]pened_*"]' },
+      { only_events: '["*_pull_[r]equest"]' },
+      { exclude_events: manyStars },
+    ];
+    for (const query of posted) {
+      const reply = await github(query);
+      assert.deepEqual([reply.status, reply.body], [200, { result: "success", msg: "" }], JSON.stringify(query));
+      const now = await last();
+      assert.notEqual(now, before, `${JSON.stringify(query)} posts the message`);
+      before = now;
+    }
+    // Still refused: what is not a JSON list of strings.
+    assertError({ ...(await github({ only_events: '"opened_*"' })), headers: new Headers() }, 400, "BAD_REQUEST", "only_events is not a list");
+  });
+
+  test("JSON nested deeper than 1000 levels is refused with a 400, on every integration; 1000 levels are formatted", async () => {
+    for (const integration of ["json", "sentry", "grafana", "github", "slack_incoming"]) {
+      const reply = await hook(integration, { query: { api_key: bot.api_key, stream: channel }, headers: { "X-GitHub-Event": "push" }, body: nested(5000), contentType: "application/json" });
+      assertError({ ...reply, headers: new Headers() }, 400, "BAD_REQUEST", "Request body is nested too deeply (limit: 1000 levels)");
+    }
+    // Just past the bound, and as the Slack-style `payload` form field.
+    assertError({ ...(await hook("json", { query: { api_key: bot.api_key, stream: channel }, body: nested(1001), contentType: "application/json" })), headers: new Headers() }, 400, "BAD_REQUEST", "Request body is nested too deeply (limit: 1000 levels)");
+    const form = new URLSearchParams({ api_key: bot.api_key, stream: channel, payload: nested(5000) }).toString();
+    const slack = await hook("slack_incoming", { body: form, contentType: "application/x-www-form-urlencoded" });
+    assertError({ ...slack, headers: new Headers() }, 400, "BAD_REQUEST", "payload is nested too deeply (limit: 1000 levels)");
+    // Brackets in a body that is not JSON are not nesting.
+    const text = await hook("json", { query: { api_key: bot.api_key, stream: channel }, body: nested(5000).slice(0, 6000), contentType: "application/json" });
+    assertError({ ...text, headers: new Headers() }, 400, "INVALID_JSON", "Malformed JSON");
+
+    const reply = await hook("json", { query: { api_key: bot.api_key, stream: channel }, body: nested(1000), contentType: "application/json" });
+    assert.deepEqual([reply.status, reply.body], [200, { result: "success", msg: "" }]);
+    const [message] = await lastMessages(bot.id);
+    assert.equal(message!.content, printedWhole(nested(1000)));
+    assert.equal(message!.content.slice(0, 20), "```json\n[\n  [\n    [\n");
+    assert.equal(message!.content.slice(-20), "\n[message truncated]");
+  });
+
+  test("a webhook body over WEBHOOK_BODY_LIMIT_BYTES (1 MiB) is refused with 413; the rest of the API keeps its own limit", async () => {
+    const limit = app.services.config.webhookBodyLimitBytes;
+    assert.equal(limit, 1024 * 1024);
+    // JSON a byte over the limit: [0,0,…,0].
+    const over = `[${"0,".repeat((limit - 1) / 2)}0]`;
+    assert.equal(over.length, limit + 1);
+    const before = (await lastMessages(bot.id))[0]?.id;
+    for (const integration of ["json", "github", "no_such_integration"]) {
+      const reply = await hook(integration, { query: { api_key: bot.api_key, stream: channel }, body: over, contentType: "application/json" });
+      assertError({ ...reply, headers: new Headers() }, 413, "BAD_REQUEST", "Request body is too large");
+    }
+    assert.equal((await lastMessages(bot.id))[0]?.id, before);
+    // A form body too (the parameters are in it).
+    const form = `api_key=${bot.api_key}&stream=${channel}&payload=${"x".repeat(limit)}`;
+    assertError({ ...(await hook("slack_incoming", { body: form, contentType: "application/x-www-form-urlencoded" })), headers: new Headers() }, 413, "BAD_REQUEST", "Request body is too large");
+
+    // At the limit: accepted, and formatted only as far as the message goes.
+    const at = over.slice(0, -3) + "]";
+    assert.equal(at.length, limit - 1);
+    const reply = await hook("json", { query: { api_key: bot.api_key, stream: channel }, body: at, contentType: "application/json" });
+    assert.deepEqual([reply.status, reply.body], [200, { result: "success", msg: "" }]);
+    const [message] = await lastMessages(bot.id);
+    assert.equal(message!.content, printedWhole(at));
+    assert.equal([...message!.content].length, MAX_MESSAGE_LENGTH);
+    // "```json\n[" and 1994 items "\n  0,", then the first character of the next: 9,980 code points, then Zulip's marker.
+    assert.equal(message!.content, "```json\n[" + "\n  0,".repeat(1994) + "\n" + "\n[message truncated]");
+
+    // Other endpoints take bodies up to BODY_LIMIT_BYTES (a message's content is cut, not refused).
+    const sent = await app.api(app.users.member, "POST", "/messages", { type: "stream", to: channel, topic: "big", content: "y".repeat(2 * limit) });
+    assertSuccess(sent);
+  });
+
+  test("WEBHOOK_BODY_LIMIT_BYTES is configurable", async () => {
+    const small = await startTestApp({ webhookBodyLimitBytes: 4096 });
+    try {
+      const owner = small.users.owner;
+      const post = (body: string) =>
+        fetch(`${small.url}/api/v1/external/json?api_key=${owner.apiKey}`, { method: "POST", headers: { "content-type": "application/json" }, body }).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.json() }));
+      assertError(await post(JSON.stringify({ pad: "p".repeat(4096) })), 413, "BAD_REQUEST", "Request body is too large");
+      assertSuccess(await post(JSON.stringify({ pad: "p".repeat(4000) })));
+    } finally {
+      await small.close();
+    }
+  });
+
   test("Slack-compatible errors: {ok: false, error}", async () => {
     const missing = await hook("slack_incoming", { query: { api_key: bot.api_key, stream: channel }, body: "", contentType: "application/x-www-form-urlencoded" });
     assert.equal(missing.status, 400);
@@ -269,5 +393,61 @@ describe("incoming webhooks", () => {
   test("other methods are 405", async () => {
     const reply = await hook("json", { method: "DELETE", query: { api_key: bot.api_key } });
     assert.equal(reply.status, 405);
+  });
+});
+
+describe("the JSON formatter stops at the message length", () => {
+  test("a large payload: the message is the whole printout cut as Zulip cuts it, and the values visited are bounded by the message", () => {
+    const text = `[${"0,".repeat(999_999)}0]`;
+    const payload = pyJsonLoads(text);
+    const bounded = new MessageText();
+    const visited = jsonMessageContent(payload, bounded);
+    assert.equal(bounded.full, true);
+    const content = normalizeWebhookContent(bounded.toString());
+    assert.equal(content, printedWhole(text));
+    assert.equal([...content].length, MAX_MESSAGE_LENGTH);
+    assert.equal(content.slice(-20), "\n[message truncated]");
+    // Each item prints ",\n  0" (5 characters): the printing stops after about MAX_MESSAGE_LENGTH / 5 of the million.
+    assert.equal(visited, 2000);
+    // Printed whole, every value is visited.
+    const whole = new MessageText(Number.POSITIVE_INFINITY);
+    assert.equal(jsonMessageContent(payload, whole), 1_000_001);
+  });
+
+  test("a deep payload, whose printout grows with the square of its depth, is visited only as far as the message", () => {
+    // 500 levels around 2,000 items: printed whole, 2 MB of indentation.
+    const text = "[".repeat(500) + "0,".repeat(1999) + "0" + "]".repeat(500);
+    const bounded = new MessageText();
+    const visited = jsonMessageContent(pyJsonLoads(text), bounded);
+    assert.equal(normalizeWebhookContent(bounded.toString()), printedWhole(text));
+    assert.equal(visited, 100);
+  });
+
+  test("Sentry: a frame with 100,000 context lines gives the message printing it whole and cutting would", () => {
+    const fixture = TABLE.integrations.sentry!.cases.find((c) => c.name === "test_event_for_exception_python")!;
+    const payload = structuredClone(fixture.payload) as { data: { event: { exception: { values: { stacktrace: { frames: { pre_context: unknown }[] } }[] } } } };
+    const lines = Array.from({ length: 100_000 }, (_, i) => `line ${i}`);
+    for (const frame of payload.data.event.exception.values.at(-1)!.stacktrace.frames) frame.pre_context = lines;
+    const result = sentry.handle({ payload, rawBody: JSON.stringify(payload), headers: {}, query: {}, userTopic: undefined });
+    assert.equal(result.kind, "messages");
+    const content = normalizeWebhookContent((result as { messages: { content: string }[] }).messages[0]!.content);
+    assert.equal([...content].length, MAX_MESSAGE_LENGTH);
+    // Whole, the lines would print as "     line i\n" each, after the exception's head.
+    const head = content.slice(0, content.indexOf("     line 0\n"));
+    assert.match(head, /^\n?\*\*New exception:\*\* .*\nTraceback:\n```python3\n$/s);
+    assert.equal(content, normalizeWebhookContent(head + lines.map((line) => `     ${line}\n`).join("") + "---> …"));
+  });
+
+  test("MessageText is full only once a character that is not whitespace stands past the limit", () => {
+    const limit = 10;
+    const text = new MessageText(limit);
+    text.write("\n\n\n0123456789");
+    assert.equal(text.full, false, "leading newlines do not count (Zulip strips them)");
+    text.write(" \t\u3000\n");
+    assert.equal(text.full, false, "trailing whitespace may yet be stripped");
+    text.write("\u{1F600}");
+    assert.equal(text.full, true, "an astral character is one code point, and not whitespace");
+    text.write("dropped");
+    assert.equal(text.toString(), "\n\n\n0123456789 \t\u3000\n\u{1F600}");
   });
 });

@@ -2,7 +2,8 @@
 // password/dev-mode endpoints that hand out API keys.
 import crypto from "node:crypto";
 import { sql } from "kysely";
-import { ApiError, invalidApiKey, rateLimited, realmDeactivated, userDeactivated } from "../errors.ts";
+import { ApiError, incomingWebhookBotRefused, invalidApiKey, rateLimited, realmDeactivated, userDeactivated, webhookBotSessionRefused } from "../errors.ts";
+import { BotType } from "../domain/roles.ts";
 import { passwordAuthEnabled, parseRealmSettings } from "../domain/realm-settings.ts";
 import { getDefaultRealm, getUserByDeliveryEmail, getUserByLoginEmail } from "../queries/users.ts";
 import { LOGIN_FAILURES_RULE } from "../rate-limit.ts";
@@ -30,6 +31,23 @@ export async function authenticateApiKey(services: Services, email: string, apiK
   if (realm.deactivated) throw realmDeactivated();
   if (!user.is_active) throw userDeactivated();
   return { user, realm };
+}
+
+/**
+ * Where a set of credentials may be used. An incoming-webhook bot's API key
+ * is pasted into third-party services' webhook URLs, so, as in Zulip
+ * (validate_api_key's allow_webhook_access, the allow_incoming_webhooks view
+ * flag), it reaches only the endpoints that say they accept it: the webhook
+ * endpoints and sending a message. Every other endpoint (reading messages,
+ * users, event queues, settings, files) refuses it.
+ */
+export function checkApiKeyScope(user: Pick<User, "bot_type">, allowIncomingWebhookBots: boolean): void {
+  if (user.bot_type === BotType.INCOMING_WEBHOOK && !allowIncomingWebhookBots) throw incomingWebhookBotRefused();
+}
+
+/** Zulip's authenticated_json_view: a browser session is never an incoming-webhook bot's to use, on any endpoint. */
+export function checkSessionScope(user: Pick<User, "bot_type">): void {
+  if (user.bot_type === BotType.INCOMING_WEBHOOK) throw webhookBotSessionRefused();
 }
 
 function authenticationFailed(): ApiError {

@@ -8,6 +8,7 @@ import {
   botEmail,
   checkBotCreationPolicy,
   checkInterfaceType,
+  checkServiceUrl,
   checkShortName,
   checkValidBotType,
 } from "../domain/bots.ts";
@@ -23,6 +24,7 @@ import { avatarUrl, getUserByDeliveryEmail, getUserById, listActiveUsers } from 
 import type { Services } from "../services.ts";
 import type { Kysely } from "kysely";
 import type { Database, Realm, User, UserUpdate } from "../storage/schema.ts";
+import { outboundSettings } from "../outbound/request.ts";
 import { actorFor } from "./actor.ts";
 import { discardPreparedAvatar, prepareAvatar, removeAvatarFiles, setAvatarInTransaction, type ImageUpload, type PreparedAvatar } from "./avatars.ts";
 import { generateApiKey } from "./credentials.ts";
@@ -131,6 +133,7 @@ export async function createBot(services: Services, realm: Realm, actor: User, i
   checkBotCreationPolicy(actor.role, input.botType, rights.all, rights.writeOnly);
   checkValidBotType(actor.role, input.botType, rights.all);
   checkInterfaceType(input.interfaceType);
+  if (input.botType === BotType.OUTGOING_WEBHOOK && input.payloadUrl !== "") checkServiceUrl(input.payloadUrl, "payload_url", outboundSettings(services.config));
   if (input.upload.fieldCount > 1) throw badRequest("You may only upload one file at a time");
   const actorForChannels = await actorFor(db, actor);
   const sendingId = input.defaultSendingStream === undefined ? null : await channelIdByName(db, realm.id, actorForChannels, input.defaultSendingStream);
@@ -184,7 +187,7 @@ export async function createBot(services: Services, realm: Realm, actor: User, i
       };
     });
   } catch (error) {
-    await discardPreparedAvatar(prepared);
+    await discardPreparedAvatar(services, prepared);
     throw error;
   }
 }
@@ -285,6 +288,7 @@ export async function updateBot(services: Services, realm: Realm, actor: User, b
       }
       if (input.servicePayloadUrl !== undefined) {
         checkInterfaceType(input.serviceInterface);
+        checkServiceUrl(input.servicePayloadUrl, "service_payload_url", outboundSettings(services.config));
         // Zulip's do_update_outgoing_webhook_service: the bot's services get the new endpoint and format.
         if ((await botServices(trx, bot.id)).length === 0) throw badRequest("This bot has no outgoing webhook service");
         await trx.updateTable("bot_services").set({ base_url: input.servicePayloadUrl, interface: input.serviceInterface }).where("user_id", "=", bot.id).execute();
@@ -322,7 +326,7 @@ export async function updateBot(services: Services, realm: Realm, actor: User, b
     await removeAvatarFiles(services, realm.id, previousHash);
     return reply;
   } catch (error) {
-    await discardPreparedAvatar(prepared);
+    await discardPreparedAvatar(services, prepared);
     throw error;
   }
 }

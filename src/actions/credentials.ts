@@ -1,13 +1,20 @@
 // Password hashing and API keys. argon2id: memory-hard, so a stolen database
 // does not give passwords away cheaply.
 import crypto from "node:crypto";
-import { hash, verify } from "@node-rs/argon2";
 
 // OWASP's recommended argon2id parameters (19 MiB, 2 passes).
 const ARGON2_OPTIONS = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, ARGON2_OPTIONS);
+let argon2: Promise<typeof import("@node-rs/argon2")> | undefined;
+
+/** The native argon2 module, loaded with the first password hashed or checked (API keys and sessions need none). */
+function loadArgon2(): Promise<typeof import("@node-rs/argon2")> {
+  argon2 ??= import("@node-rs/argon2");
+  return argon2;
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  return (await loadArgon2()).hash(password, ARGON2_OPTIONS);
 }
 
 let dummyHash: Promise<string> | undefined;
@@ -18,6 +25,7 @@ let dummyHash: Promise<string> | undefined;
  * which accounts exist.
  */
 export async function verifyPassword(passwordHash: string | null, password: string): Promise<boolean> {
+  const { verify } = await loadArgon2();
   if (passwordHash === null) {
     dummyHash ??= hashPassword(randomPassword());
     await verify(await dummyHash, password).catch(() => false);

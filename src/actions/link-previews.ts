@@ -6,26 +6,30 @@
 // everyone who has the message as an update_message event with
 // rendering_only: true (Zulip's do_update_embedded_data).
 //
-// Runs in the process that stored the message, after the commit, outside the
-// request: the send's reply never waits for it. A few pages are read at once
-// per process (the rest wait), and a page many messages link is read once. A
-// restart in between loses the previews of that message (they are not
-// retried); nothing else.
+// Runs on the job queue (workers/link-previews.ts), queued with the message:
+// the send's reply never waits for it, and a restart in between delays the
+// previews rather than losing them. A few pages are read at once per process
+// (the rest wait), and a page many messages link is read once.
 import crypto from "node:crypto";
 import { externalContentPath } from "../domain/external-content.ts";
-import { extractLinkPreview, MAX_PREVIEW_PAGE_BYTES, PREVIEW_CACHE_SECONDS, type LinkPreviewData } from "../domain/link-preview.ts";
+import type { LinkPreviewData } from "../domain/link-preview.ts";
 import { flagNames } from "../domain/message-flags.ts";
 import { isMeMessage } from "../domain/messages.ts";
 import { parseRealmSettings, type RealmSettings } from "../domain/realm-settings.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
-import type { ClientEvent } from "../events/notifier.ts";
+import type { ClientEvent, PendingEvents } from "../events/notifier.ts";
 import { renderMarkdown } from "../markdown/render.ts";
+import { fetchExternalPage } from "../outbound/external-content.ts";
+import { outboundSettings, OutboundError } from "../outbound/request.ts";
 import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import type { Services } from "../services.ts";
-import type { Realm, User } from "../storage/schema.ts";
-import { ExternalContentUnavailable, externalContentKey, fetchExternalPage } from "./external-content.ts";
-import { inRealmTransaction } from "./transaction.ts";
+import type { User } from "../storage/schema.ts";
+import { LINK_PREVIEWS_JOB, type LinkPreviewsJob } from "../jobs/names.ts";
+import { enqueueJob } from "../jobs/queue.ts";
+import { getRealm } from "../queries/users.ts";
+import { externalContentKey } from "./external-content.ts";
+import { inRealmTransaction, type Trx } from "./transaction.ts";
 
 /** Whether a message from `sender` gets link previews: the server's INLINE_URL_EMBED_PREVIEW and the organization's inline_url_embed_preview; never for bots (as Zulip). */
 export function linkPreviewsOn(services: Services, settings: Readonly<RealmSettings>, sender: Pick<User, "is_bot">): boolean {
@@ -64,6 +68,8 @@ function previewFor(services: Services, url: string): Promise<LinkPreviewData | 
 
 /** From link_previews while fresh, else asked of the page and stored (a failure as null). */
 async function storedOrFetchedPreview(services: Services, url: string): Promise<LinkPreviewData | null> {
+  // The page reader (and its HTML parser) is loaded with the first preview asked for.
+  const { extractLinkPreview, MAX_PREVIEW_PAGE_BYTES, PREVIEW_CACHE_SECONDS } = await import("../domain/link-preview.ts");
   const db = services.storage.db;
   const hash = urlHash(url);
   const cached = await db.selectFrom("link_previews").select(["data", "fetched_at"]).where("url_hash", "=", hash).executeTakeFirst();
@@ -72,13 +78,15 @@ async function storedOrFetchedPreview(services: Services, url: string): Promise<
   let data: LinkPreviewData | null = null;
   try {
     const page = await fetchExternalPage(url, {
-      allowInternal: services.config.externalContentAllowInternal,
+      ...outboundSettings(services.config),
       timeoutMs: services.config.externalContentTimeoutMs,
+      firstByteTimeoutMs: services.config.externalContentFirstByteTimeoutMs,
+      idleTimeoutMs: services.config.externalContentIdleTimeoutMs,
       maxBytes: MAX_PREVIEW_PAGE_BYTES,
     });
     data = extractLinkPreview(page.html, page.url);
   } catch (error) {
-    if (!(error instanceof ExternalContentUnavailable)) throw error;
+    if (!(error instanceof OutboundError)) throw error;
   }
   const row = { url_hash: hash, url, data: data === null ? null : JSON.stringify(data), fetched_at: now };
   await db
@@ -94,7 +102,9 @@ async function storedOrFetchedPreview(services: Services, url: string): Promise<
  * them. `content` is the text the links were found in: a message edited since
  * is left to the edit's own previews.
  */
-export async function addLinkPreviews(services: Services, realm: Realm, messageId: number, content: string, urls: readonly string[]): Promise<void> {
+export async function addLinkPreviews(services: Services, realmId: number, messageId: number, content: string, urls: readonly string[]): Promise<void> {
+  const realm = await getRealm(services.storage.db, realmId);
+  if (!realm || realm.deactivated) return;
   const previews = new Map<string, LinkPreviewData>();
   for (const url of urls) {
     const data = await previewFor(services, url);
@@ -106,7 +116,7 @@ export async function addLinkPreviews(services: Services, realm: Realm, messageI
   if (!message || message.content !== content) return;
   const sender = await db.selectFrom("users").select(["settings", "is_bot"]).where("id", "=", message.sender_id).executeTakeFirst();
   const settings = parseRealmSettings(realm.settings);
-  const key = await externalContentKey(services.config);
+  const key = await externalContentKey(services.files);
   const rendered = renderMarkdown(
     content,
     await markdownContextFor(db, services.config, realm.id, content, {
@@ -148,20 +158,9 @@ export async function addLinkPreviews(services: Services, realm: Realm, messageI
   });
 }
 
-/** Starts a message's link previews once its transaction commits; their failures are logged, never the sender's. */
-export function scheduleLinkPreviews(
-  services: Services,
-  pending: { afterCommit(callback: () => void): void },
-  realm: Realm,
-  messageId: number,
-  content: string,
-  urls: readonly string[],
-): void {
+/** Queues a message's link previews with its write: the job queue reads the pages once the transaction has committed. */
+export async function enqueueLinkPreviews(services: Services, trx: Trx, pending: PendingEvents, realmId: number, messageId: number, content: string, urls: readonly string[]): Promise<void> {
   if (urls.length === 0) return;
-  pending.afterCommit(() => {
-    addLinkPreviews(services, realm, messageId, content, urls).catch((error: unknown) =>
-      // Not the sender's problem: the message stands without previews. Said on stderr for the operator.
-      process.emitWarning(`link previews of message ${messageId} failed: ${error instanceof Error ? error.message : String(error)}`),
-    );
-  });
+  const job: LinkPreviewsJob = { realm_id: realmId, message_id: messageId, content, urls: [...urls] };
+  await enqueueJob(trx, pending, services, LINK_PREVIEWS_JOB, job);
 }

@@ -1,7 +1,7 @@
-// The outgoing-webhook queue's state changes (Zulip's queue_event_on_commit to
+// Outgoing webhooks' state changes (Zulip's queue_event_on_commit to
 // "outgoing_webhooks", and what zerver/lib/outgoing_webhook.py does with each
-// request's outcome): enqueue in the send's transaction, claim, finish or put
-// back for a retry, and the messages the bot writes — its reply in the
+// request's outcome): the delivery jobs queued in the send's transaction, and
+// the messages the bot writes — its reply in the
 // conversation, "Failure! …" notices, and the direct message telling its owner
 // what went wrong.
 import { messageLinkUrl } from "../domain/message-links.ts";
@@ -20,14 +20,17 @@ import type { PendingEvents } from "../events/notifier.ts";
 import type { ApiMessage } from "../queries/messages.ts";
 import type { Services } from "../services.ts";
 import { botServices } from "../queries/bots.ts";
-import type { BotService, OutgoingWebhookJob, Realm, User } from "../storage/schema.ts";
+import type { BotService, Realm, User } from "../storage/schema.ts";
+import { OUTGOING_WEBHOOK_JOB, type OutgoingWebhookJob } from "../jobs/names.ts";
+import { enqueueJobs } from "../jobs/queue.ts";
 import { sendMessage } from "./messages.ts";
 import type { Trx } from "./transaction.ts";
 
 /**
- * Queues one delivery per triggered bot, in the send's transaction: the rows
- * commit with the message or not at all, and the worker hears of them once
- * the transaction has committed.
+ * Queues one delivery per triggered bot on the job queue, in the send's
+ * transaction: the jobs commit with the message or not at all. A bot's
+ * deliveries share a key, so they run one at a time, in the order sent,
+ * across every process: a slow or dead endpoint holds up only its own bot.
  */
 export async function enqueueOutgoingWebhooks(
   services: Services,
@@ -40,68 +43,22 @@ export async function enqueueOutgoingWebhooks(
 ): Promise<void> {
   // Zulip's finalize_payload(apply_markdown=False, keep_rendered_content=True): no flags, raw content, and its HTML.
   const { flags: _flags, topic: _topic, ...rest } = message;
-  const json = JSON.stringify({ ...rest, rendered_content: renderedContent });
-  const now = services.now();
-  await trx
-    .insertInto("outgoing_webhook_jobs")
-    .values(triggers.map((t) => ({ realm_id: realmId, bot_id: t.botId, message_id: message.id, trigger: t.trigger, message: json, failed_tries: 0, available_at: now, created_at: now })))
-    .execute();
-  pending.afterCommit(() => services.outgoingWebhooks?.wake());
+  const payloadMessage = { ...rest, rendered_content: renderedContent } as PayloadMessage;
+  await enqueueJobs(
+    trx,
+    pending,
+    services,
+    triggers.map((t) => {
+      const job: OutgoingWebhookJob = { realm_id: realmId, bot_id: t.botId, message_id: message.id, trigger: t.trigger, message: payloadMessage };
+      // Zulip's request_retry: a timeout or connection error is tried again MAX_REQUEST_RETRIES times.
+      return { name: OUTGOING_WEBHOOK_JOB, payload: job, options: { key: outgoingWebhookKey(t.botId), maxAttempts: MAX_REQUEST_RETRIES + 1 } };
+    }),
+  );
 }
 
-/** A job this worker holds until `leaseUntil` (the available_at its claim wrote). */
-export interface ClaimedJob {
-  job: OutgoingWebhookJob;
-  leaseUntil: number;
-}
-
-/**
- * Takes up to `limit` due jobs, oldest first. Each is claimed by moving its
- * available_at to the end of the lease, only if it is still due: of several
- * processes reading the same row, one claims it.
- */
-export async function claimDueJobs(services: Services, limit: number, leaseSeconds: number): Promise<ClaimedJob[]> {
-  const db = services.storage.db;
-  const now = services.now();
-  const due = await db.selectFrom("outgoing_webhook_jobs").selectAll().where("available_at", "<=", now).orderBy("available_at").orderBy("id").limit(limit).execute();
-  const claimed: ClaimedJob[] = [];
-  for (const job of due) {
-    const leaseUntil = now + leaseSeconds;
-    const result = await db
-      .updateTable("outgoing_webhook_jobs")
-      .set({ available_at: leaseUntil })
-      .where("id", "=", job.id)
-      .where("available_at", "=", job.available_at)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 1) claimed.push({ job: { ...job, available_at: leaseUntil }, leaseUntil });
-  }
-  return claimed;
-}
-
-/** The delivery is over (answered, failed for good, or nothing left to do). */
-export async function finishJob(services: Services, claimed: ClaimedJob): Promise<void> {
-  await services.storage.db.deleteFrom("outgoing_webhook_jobs").where("id", "=", claimed.job.id).where("available_at", "=", claimed.leaseUntil).execute();
-}
-
-/**
- * A request timed out or could not connect (Zulip's request_retry): the job
- * goes back to the queue at once with one more failed try, or, past
- * MAX_REQUEST_RETRIES, is over — and the caller reports the failure.
- * Returns whether it will be tried again.
- */
-export async function retryJob(services: Services, claimed: ClaimedJob): Promise<boolean> {
-  const failedTries = claimed.job.failed_tries + 1;
-  if (failedTries > MAX_REQUEST_RETRIES) {
-    await finishJob(services, claimed);
-    return false;
-  }
-  await services.storage.db
-    .updateTable("outgoing_webhook_jobs")
-    .set({ failed_tries: failedTries, available_at: services.now() })
-    .where("id", "=", claimed.job.id)
-    .where("available_at", "=", claimed.leaseUntil)
-    .execute();
-  return true;
+/** The job-queue key of a bot's deliveries. */
+export function outgoingWebhookKey(botId: number): string {
+  return `outgoing_webhook:${botId}`;
 }
 
 /** What a delivery needs to know about its bot, read when the worker takes the job. */
@@ -120,7 +77,7 @@ export async function jobContext(services: Services, job: OutgoingWebhookJob): P
   if (!bot || !bot.is_active) return null;
   const realm = await db.selectFrom("realms").selectAll().where("id", "=", job.realm_id).executeTakeFirst();
   if (!realm || realm.deactivated) return null;
-  return { realm, bot, message: JSON.parse(job.message) as PayloadMessage, trigger: job.trigger as Trigger, services: await botServices(db, bot.id) };
+  return { realm, bot, message: job.message, trigger: job.trigger, services: await botServices(db, bot.id) };
 }
 
 /**

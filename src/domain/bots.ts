@@ -2,6 +2,7 @@
 // zerver/lib/bot_storage.py): which bots a user may create, short names and
 // bot addresses, service interfaces, and the bot storage size limit.
 import { badRequest, insufficientPermission } from "../errors.ts";
+import { isRefusedHost, type AddressPolicy } from "./external-content.ts";
 import { isAdmin } from "./roles.ts";
 import { BotType } from "./roles.ts";
 
@@ -78,4 +79,16 @@ export function checkUrl(value: string, name: string): string {
     throw badRequest(`${name} is not a URL`);
   }
   return value;
+}
+
+/**
+ * An outgoing-webhook bot's endpoint, when the bot is created or edited:
+ * http(s) only (what can be delivered to), and not an internal address the
+ * operator has not allowed, as far as the URL alone tells (an address literal
+ * or a localhost name). A name is checked again each time it is connected to.
+ */
+export function checkServiceUrl(value: string, name: string, policy: AddressPolicy): void {
+  const url = new URL(checkUrl(value, name));
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest(`${name} is not an http or https URL`);
+  if (isRefusedHost(url.hostname, policy)) throw badRequest(`${name} is for a private or disallowed network`);
 }

@@ -84,6 +84,63 @@ export function isInternalAddress(address: string): boolean {
   return true;
 }
 
+/** Names that always mean this machine (RFC 6761): never asked of DNS, treated as 127.0.0.1 and ::1. */
+export function isLocalhostName(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, "");
+  return name === "localhost" || name.endsWith(".localhost");
+}
+
+/** Where requests to other sites may go: internal addresses only with the operator's opt-in, all of them or the listed ones. */
+export interface AddressPolicy {
+  /** Every internal address is allowed (EXTERNAL_CONTENT_ALLOW_INTERNAL). */
+  allowInternal: boolean;
+  /** Internal addresses or CIDR ranges allowed all the same (EXTERNAL_CONTENT_ALLOW_ADDRESSES). */
+  allowAddresses?: readonly string[] | undefined;
+}
+
+const allowLists = new WeakMap<readonly string[], net.BlockList>();
+
+/** The allow-list's entries as a BlockList; throws on an entry that is neither an address nor a CIDR range. */
+export function addressList(entries: readonly string[]): net.BlockList {
+  let list = allowLists.get(entries);
+  if (list) return list;
+  list = new net.BlockList();
+  for (const entry of entries) {
+    const [address, prefix, extra] = entry.split("/");
+    const family = net.isIP(address ?? "");
+    const bits = prefix === undefined ? (family === 6 ? 128 : 32) : Number(prefix);
+    if (family === 0 || extra !== undefined || !Number.isInteger(bits) || bits < 0 || bits > (family === 6 ? 128 : 32) || (prefix !== undefined && !/^\d+$/.test(prefix))) {
+      throw new Error(`not an address or CIDR range: ${entry}`);
+    }
+    list.addSubnet(address!, bits, family === 6 ? "ipv6" : "ipv4");
+  }
+  allowLists.set(entries, list);
+  return list;
+}
+
+/** Whether a request may connect to `address` under `policy`. */
+export function isAllowedAddress(address: string, policy: AddressPolicy): boolean {
+  if (policy.allowInternal || !isInternalAddress(address)) return true;
+  if (!policy.allowAddresses || policy.allowAddresses.length === 0) return false;
+  const list = addressList(policy.allowAddresses);
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return list.check(mapped[1]!, "ipv4");
+  return list.check(address, net.isIP(address) === 6 ? "ipv6" : "ipv4");
+}
+
+/**
+ * Whether a URL's host is known to be refused before any lookup: an address
+ * literal (in any form the URL parser reads, 2130706433 or [::1] included)
+ * or a localhost name, that the policy does not allow. Other names can only
+ * be judged when they are resolved, at connect time.
+ */
+export function isRefusedHost(hostname: string, policy: AddressPolicy): boolean {
+  const literal = hostname.replace(/^\[|\]$/g, "");
+  if (net.isIP(literal)) return !isAllowedAddress(literal, policy);
+  if (isLocalhostName(hostname)) return !isAllowedAddress("127.0.0.1", policy) || !isAllowedAddress("::1", policy);
+  return false;
+}
+
 /** Image types passed on. SVG is not: it is a document that can carry script. */
 export function isProxiedImageType(contentType: string | undefined): boolean {
   const type = (contentType ?? "").split(";")[0]!.trim().toLowerCase();

@@ -12,6 +12,17 @@ import { badRequest, type ApiError } from "../errors.ts";
  */
 export const MAX_JSON_DEPTH = 32;
 
+/**
+ * The deepest nesting an incoming webhook's payload may have. Third parties'
+ * payloads are deeper than client parameters (GitHub's and Sentry's nest
+ * about 10 levels), and Zulip reads them with Python's json module, which
+ * gives up near Python's recursion limit, 1000: a payload Zulip can read
+ * passes, and the integrations' recursive code (pretty-printing, cloning,
+ * JSON.stringify) stays far from exhausting the stack (it does past about
+ * 2,000 levels).
+ */
+export const MAX_WEBHOOK_JSON_DEPTH = 1000;
+
 const OPEN_BRACKET = 0x5b; // [
 const OPEN_BRACE = 0x7b; // {
 const CLOSE_BRACKET = 0x5d; // ]
@@ -82,8 +93,8 @@ export function nulLocation(value: unknown, name: string): string | undefined {
 /** A raw NUL, or a \u0000 escape that JSON.parse would turn into one. */
 const NUL_IN_TEXT = /\u0000|\\u0000/i;
 
-export function tooDeeplyNested(name: string): ApiError {
-  return badRequest(`${name} is nested too deeply (limit: ${MAX_JSON_DEPTH} levels)`);
+export function tooDeeplyNested(name: string, limit: number = MAX_JSON_DEPTH): ApiError {
+  return badRequest(`${name} is nested too deeply (limit: ${limit} levels)`);
 }
 
 export function containsNul(name: string): ApiError {

@@ -3,7 +3,8 @@
 // messages, and the checks of PATCH /realm/linkifiers.
 import { RE2JS } from "re2js";
 import { ApiError, badRequest } from "../errors.ts";
-import { uriTemplateVariables } from "./playgrounds.ts";
+import { maxLengthMessage } from "./limits.ts";
+import { MAX_URL_TEMPLATE_LENGTH, uriTemplateVariables, urlTemplateError } from "./url-templates.ts";
 
 export interface LinkifierInput {
   /** Both stripped, as Zulip's actions do before validating. */
@@ -54,14 +55,11 @@ const BLANK = "This field cannot be blank.";
 /**
  * Longest pattern and URL template. Zulip's fields are unbounded text, but a
  * pattern is a unique index key (PostgreSQL's B-tree keys stop near 2,700
- * bytes) and runs on every message: Django's max_length message past these.
+ * bytes, and a character may take 4 bytes in UTF-8: 600 of them are 2,400)
+ * and runs on every message: Django's max_length message past these.
  */
-export const MAX_LINKIFIER_PATTERN_LENGTH = 1000;
-export const MAX_LINKIFIER_URL_TEMPLATE_LENGTH = 1024;
-
-function tooLong(max: number, length: number): string {
-  return `Ensure this value has at most ${max} characters (it has ${length}).`;
-}
+export const MAX_LINKIFIER_PATTERN_LENGTH = 600;
+export const MAX_LINKIFIER_URL_TEMPLATE_LENGTH = MAX_URL_TEMPLATE_LENGTH;
 
 /** Python's repr() of a group name (names are word characters, dots and %XX). */
 function pyRepr(name: string): string {
@@ -81,7 +79,7 @@ function pyMin(names: string[]): string {
 /**
  * Django's full_clean of a RealmFilter, as Zulip reports it
  * (ValidationFailureError): field errors in field order (pattern,
- * url_template), then the model's clean() under "__all__" (the pattern must
+ * url_template: a valid template whose links are http(s), url-templates.ts), then the model's clean() under "__all__" (the pattern must
  * compile with RE2; the template's variables and the pattern's named groups
  * must be the same set), then the uniqueness of the pattern in the
  * organization when the pattern passed. `msg` is the first message;
@@ -94,14 +92,15 @@ export function checkLinkifier(input: LinkifierInput, patternTaken: boolean): vo
   const templateLength = [...input.urlTemplate].length;
   // Too long: reported alone (nothing else is compiled or looked up for it).
   if (patternLength > MAX_LINKIFIER_PATTERN_LENGTH || templateLength > MAX_LINKIFIER_URL_TEMPLATE_LENGTH) {
-    if (patternLength > MAX_LINKIFIER_PATTERN_LENGTH) add("pattern", tooLong(MAX_LINKIFIER_PATTERN_LENGTH, patternLength));
-    if (templateLength > MAX_LINKIFIER_URL_TEMPLATE_LENGTH) add("url_template", tooLong(MAX_LINKIFIER_URL_TEMPLATE_LENGTH, templateLength));
+    if (patternLength > MAX_LINKIFIER_PATTERN_LENGTH) add("pattern", maxLengthMessage(MAX_LINKIFIER_PATTERN_LENGTH, patternLength));
+    if (templateLength > MAX_LINKIFIER_URL_TEMPLATE_LENGTH) add("url_template", maxLengthMessage(MAX_LINKIFIER_URL_TEMPLATE_LENGTH, templateLength));
     throw new ApiError(400, "BAD_REQUEST", Object.values(errors)[0]![0]!, { errors });
   }
   if (input.pattern === "") add("pattern", BLANK);
   const variables = uriTemplateVariables(input.urlTemplate);
+  const templateError = urlTemplateError(input.urlTemplate);
   if (input.urlTemplate === "") add("url_template", BLANK);
-  else if (variables === null) add("url_template", "Invalid URL template.");
+  else if (templateError !== undefined) add("url_template", templateError);
   // clean()
   const compiled = linkifierPatternGroups(input.pattern);
   if ("error" in compiled) add("__all__", compiled.error);

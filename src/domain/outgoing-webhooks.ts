@@ -13,6 +13,15 @@ export const MAX_REQUEST_RETRIES = 3;
 /** The client name of the bot's replies (Zulip's get_client("OutgoingWebhookResponse")). */
 export const RESPONSE_CLIENT = "OutgoingWebhookResponse";
 
+/**
+ * What the bot says (in the conversation, and to its owner) when its URL is
+ * an internal address the operator has not allowed: Zulip's text for the 407
+ * its outgoing proxy (Smokescreen) answers in that case.
+ */
+export const DISALLOWED_NETWORK = "The URL configured for the webhook is for a private or disallowed network.";
+/** The most of a failed reply's body shown to the bot's owner (bytes, or characters of a text reply); the rest is counted, not shown. */
+export const MAX_PAYLOAD_EXCERPT = 500;
+
 export type Trigger = "mention" | "direct_message";
 
 export interface BotTrigger {
@@ -148,7 +157,7 @@ export interface OwnerNotice {
 export function ownerNotificationContent(notice: OwnerNotice): string {
   let text = `[A message](${notice.messageUrl}) to your bot @_**${notice.botFullName}** triggered an outgoing webhook.`;
   if (notice.exception) {
-    text += `\nWhen trying to send a request to the webhook service, an exception of type ${notice.exception.type} occurred:\n\`\`\`\n${notice.exception.message}\n\`\`\``;
+    text += `\nWhen trying to send a request to the webhook service, an exception of type ${notice.exception.type} occurred:\n${codeBlock(notice.exception.message)}`;
   } else if (notice.failureMessage) {
     text += `\n${notice.failureMessage}`;
   } else if (notice.statusCode === 407) {
@@ -158,10 +167,29 @@ export function ownerNotificationContent(notice: OwnerNotice): string {
   }
   const content = notice.responseContent;
   if (content && content.value.length > 0) {
-    const shown = content.kind === "bytes" ? pythonBytesRepr(content.value) : pythonStrRepr(content.value);
-    text += `\nThe response contains the following payload:\n\`\`\`\n${shown}\n\`\`\``;
+    // Python's repr (as Zulip shows it), of a bounded excerpt: one line, in a
+    // code block its text cannot close, so a reply cannot write Markdown,
+    // mentions or a long message into the owner's conversation.
+    let shown: string;
+    let cut = "";
+    if (content.kind === "bytes") {
+      shown = pythonBytesRepr(content.value.subarray(0, MAX_PAYLOAD_EXCERPT));
+      if (content.value.length > MAX_PAYLOAD_EXCERPT) cut = `\n(The first ${MAX_PAYLOAD_EXCERPT} of ${content.value.length} bytes.)`;
+    } else {
+      const chars = [...content.value];
+      shown = pythonStrRepr(chars.slice(0, MAX_PAYLOAD_EXCERPT).join(""));
+      if (chars.length > MAX_PAYLOAD_EXCERPT) cut = `\n(The first ${MAX_PAYLOAD_EXCERPT} of ${chars.length} characters.)`;
+    }
+    text += `\nThe response contains the following payload:\n${codeBlock(shown)}${cut}`;
   }
   return text;
+}
+
+/** A fenced code block around `text` whose fence is longer than any run of backticks in it, so the text cannot end it. */
+export function codeBlock(text: string): string {
+  const longestRun = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(Math.max(3, longestRun + 1));
+  return `${fence}\n${text}\n${fence}`;
 }
 
 /** The conversation's notice of a failure, sent as the bot (Zulip's fail_with_message). */

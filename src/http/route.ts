@@ -6,12 +6,12 @@
 // session's CSRF token on unsafe methods), with the same handler.
 import type { OutgoingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { authenticateApiKey, type Authenticated } from "../actions/auth.ts";
+import { authenticateApiKey, checkApiKeyScope, checkSessionScope, type Authenticated } from "../actions/auth.ts";
 import { authenticateSession, csrfTokenMatches, type BrowserSession } from "../actions/sessions.ts";
 import type { Services } from "../services.ts";
 import { isAdmin } from "../domain/roles.ts";
 import { csrfFailed, mustBeAdmin, rateLimited, unauthorized } from "../errors.ts";
-import { API_BY_IP_RULE, apiByUserRule, type RateLimitRule } from "../rate-limit.ts";
+import { API_BY_IP_RULE, apiByUserRule, type RateLimitResult, type RateLimitRule } from "../rate-limit.ts";
 import { collectRawParams, parseParams, type ParamShape, type ParamsOf } from "./params.ts";
 import { clearSessionCookie, sessionToken } from "./session-cookie.ts";
 
@@ -38,6 +38,24 @@ export type SendJson = (members: string, closeConnection: boolean) => void;
  */
 export class DeferredJson {
   constructor(readonly start: (send: SendJson) => void) {}
+}
+
+/**
+ * A success reply whose data is JSON already (the members after `result` and
+ * `msg`, in pieces to concatenate): an organization's presence, serialized
+ * once per change rather than once per request. Sent through Fastify like
+ * any reply (its onSend hooks run), without a serializer pass.
+ */
+export class JsonMembers {
+  constructor(readonly parts: readonly (string | Buffer)[]) {}
+}
+
+const SUCCESS_HEAD = Buffer.from('{"result":"success","msg":"",');
+
+/** successJson's envelope around JSON members given in pieces. */
+function successBytes(parts: readonly (string | Buffer)[], ignored: string[]): Buffer {
+  const extra = ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored.sort())}` : "";
+  return Buffer.concat([SUCCESS_HEAD, ...parts.map((part) => (typeof part === "string" ? Buffer.from(part) : part)), Buffer.from(`${extra}}`)]);
 }
 
 export interface PublicRequest {
@@ -77,7 +95,14 @@ export interface AuthedRouteSpec<S extends ParamShape> extends RouteSpecBase<S> 
   rateLimitBucket?: "events";
   /** Zulip's @require_realm_admin: checked before any parameter is parsed. */
   adminOnly?: boolean;
-  handler(request: ApiRequest, params: ParamsOf<S>): Promise<ReplyData | DeferredJson | void>;
+  /**
+   * Zulip's allow_incoming_webhooks view flag: an incoming-webhook bot's API
+   * key (which third-party services hold, in webhook URLs) may call this
+   * endpoint. Only sending a message says so; every other endpoint answers
+   * such a key with a 401 (actions/auth.ts's checkApiKeyScope).
+   */
+  allowIncomingWebhookBots?: boolean;
+  handler(request: ApiRequest, params: ParamsOf<S>): Promise<ReplyData | DeferredJson | JsonMembers | void>;
 }
 
 export interface PublicRouteSpec<S extends ParamShape> extends RouteSpecBase<S> {
@@ -205,15 +230,18 @@ function registerRoute(app: FastifyInstance, services: Services, methods: Method
             let authed: AuthenticatedRequest;
             try {
               authed = browser ? await authenticateBrowser(services, request, reply) : await authenticate(services, request);
+              if (browser) checkSessionScope(authed.user);
+              else checkApiKeyScope(authed.user, route.allowIncomingWebhookBots ?? false);
             } catch (error) {
               // Bad credentials count against the address, like unauthenticated calls.
-              limitByIp(services, request, reply);
+              await limitByIp(services, request, reply);
               throw error;
             }
             // Django's CsrfViewMiddleware runs before the view (and its rate limits).
             if (authed.session && !SAFE_METHODS.has(request.method)) checkCsrf(request, authed.session);
             const bucket = route.rateLimitBucket === undefined ? "" : `:${route.rateLimitBucket}`;
-            applyRateLimit(services, reply, `user:${authed.user.id}${bucket}`, apiByUserRule(services.config.apiRateLimitPerMinute));
+            const limiting = applyRateLimit(services, reply, `user:${authed.user.id}${bucket}`, apiByUserRule(services.config.apiRateLimitPerMinute));
+            if (limiting) await limiting;
             authenticated.set(request, authed);
           }
         : async (request: FastifyRequest, reply: FastifyReply) => limitByIp(services, request, reply),
@@ -234,6 +262,7 @@ function registerRoute(app: FastifyInstance, services: Services, methods: Method
         data.start((members, closeConnection) => writeJson(reply, successJson(members, ignored), closeConnection));
         return;
       }
+      if (data instanceof JsonMembers) return reply.type("application/json; charset=utf-8").send(successBytes(data.parts, ignored));
       return reply.send(successBody(data, ignored));
     },
   });
@@ -242,25 +271,34 @@ function registerRoute(app: FastifyInstance, services: Services, methods: Method
 /**
  * Counts a call against Zulip's rate limits; sets X-RateLimit-Limit,
  * -Remaining and -Reset on the reply (errors included) and throws the 429
- * when the key is over its limit.
+ * when the key is over its limit. Counted in memory it is done on return;
+ * counted in Redis it returns a Promise, which rejects with the 429.
  */
-function applyRateLimit(services: Services, reply: FastifyReply, key: string, rule: RateLimitRule): void {
-  if (!services.config.rateLimiting) return;
-  const result = services.apiLimiter.hit(key, rule);
+function applyRateLimit(services: Services, reply: FastifyReply, key: string, rule: RateLimitRule): Promise<void> | undefined {
+  if (!services.config.rateLimiting) return undefined;
+  const counted = services.apiLimiter.hit(key, rule);
+  if (counted instanceof Promise) return counted.then((result) => answerRateLimit(reply, result));
+  answerRateLimit(reply, counted);
+  return undefined;
+}
+
+function answerRateLimit(reply: FastifyReply, result: RateLimitResult | null): void {
+  // Not counted (Redis unreachable; the limiter logs it): the call goes through, with no numbers to show.
+  if (result === null) return;
   reply.header("X-RateLimit-Limit", String(result.limit));
   reply.header("X-RateLimit-Remaining", String(result.remaining));
   reply.header("X-RateLimit-Reset", String(result.resetAt));
   if (result.limited) throw rateLimited(result.secondsToFreedom);
 }
 
-/** Zulip's api_by_user: an authenticated caller's calls (routes outside registerRoutes, such as incoming webhooks). */
-export function limitByUser(services: Services, reply: FastifyReply, userId: number): void {
-  applyRateLimit(services, reply, `user:${userId}`, apiByUserRule(services.config.apiRateLimitPerMinute));
+/** Zulip's api_by_user: an authenticated caller's calls (routes outside registerRoutes, such as incoming webhooks). Await the result. */
+export function limitByUser(services: Services, reply: FastifyReply, userId: number): Promise<void> | undefined {
+  return applyRateLimit(services, reply, `user:${userId}`, apiByUserRule(services.config.apiRateLimitPerMinute));
 }
 
-/** Zulip's api_by_ip: unauthenticated calls (logins, invitation keys, server settings) per client address. */
-export function limitByIp(services: Services, request: FastifyRequest, reply: FastifyReply): void {
-  applyRateLimit(services, reply, `ip:${request.ip}`, API_BY_IP_RULE);
+/** Zulip's api_by_ip: unauthenticated calls (logins, invitation keys, server settings) per client address. Await the result. */
+export function limitByIp(services: Services, request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+  return applyRateLimit(services, reply, `ip:${request.ip}`, API_BY_IP_RULE);
 }
 
 /** Who sent a request, and through which browser session if it came to /json. */
@@ -303,7 +341,13 @@ function checkCsrf(request: FastifyRequest, session: BrowserSession): void {
  * session cookie, as Zulip serves uploads to the web app's session.
  */
 export async function authenticateFileRequest(services: Services, request: FastifyRequest): Promise<Authenticated> {
-  if (request.headers.authorization !== undefined || sessionToken(request) === undefined) return authenticate(services, request);
+  if (request.headers.authorization !== undefined || sessionToken(request) === undefined) {
+    const authed = await authenticate(services, request);
+    // Files are not among what an incoming-webhook bot's key is for (Zulip's file views carry no allow_incoming_webhooks).
+    checkApiKeyScope(authed.user, false);
+    return authed;
+  }
   const { user, realm } = await authenticateSession(services, sessionToken(request));
+  checkSessionScope(user);
   return { user, realm };
 }

@@ -11,7 +11,7 @@
 // with Zulip's expected strings without a server.
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../domain/limits.ts";
 import { EMPTY_TOPIC_FALLBACK_NAME, truncate } from "../domain/messages.ts";
-import { pythonStrip } from "../domain/text.ts";
+import { isPyWhitespaceUnit, pythonStrip } from "../domain/text.ts";
 import type { WebhookMessage } from "./integration.ts";
 
 /** Zulip's Message.EMPTY_TOPIC_FALLBACK_NAME and the legacy "(no topic)": both mean the empty topic. */
@@ -32,6 +32,55 @@ export function normalizeWebhookTopic(topic: string): string {
 export function normalizeWebhookContent(content: string): string {
   const stripped = pythonRstrip(content).replace(/^\n+/, "");
   return truncate(stripped, MAX_MESSAGE_LENGTH, "\n[message truncated]");
+}
+
+/**
+ * A message's content written piece by piece, which knows when it has
+ * enough: once a character other than whitespace stands past `limit` code
+ * points (leading newlines aside), normalizeWebhookContent is certain to cut
+ * the content before it, so nothing written later can change the message.
+ * From then on writes are dropped and `full` is true, and formatters that can
+ * produce far more than a message (json.ts's pretty-printing: indentation
+ * grows with depth) stop there. The content is the same as if everything had
+ * been written: normalizeWebhookContent keeps the first `limit` - 20 code
+ * points, which were all written, and adds "\n[message truncated]".
+ */
+export class MessageText {
+  readonly #pieces: string[] = [];
+  /** Code points written after the leading newlines. */
+  #length = 0;
+  #leadingNewlines = true;
+  #full = false;
+  /** The last UTF-16 unit written: a surrogate pair may straddle two pieces. */
+  #previousUnit = 0;
+
+  constructor(readonly limit: number = MAX_MESSAGE_LENGTH) {}
+
+  get full(): boolean {
+    return this.#full;
+  }
+
+  write(piece: string): void {
+    if (this.#full) return;
+    this.#pieces.push(piece);
+    for (let i = 0; i < piece.length; i++) {
+      const unit = piece.charCodeAt(i);
+      const previous = this.#previousUnit;
+      this.#previousUnit = unit;
+      if (this.#leadingNewlines && unit === 0x0a) continue;
+      this.#leadingNewlines = false;
+      // The second half of a surrogate pair is the same code point.
+      if (unit >= 0xdc00 && unit <= 0xdfff && previous >= 0xd800 && previous <= 0xdbff) continue;
+      if (this.#length++ >= this.limit && !isPyWhitespaceUnit(unit)) {
+        this.#full = true;
+        return;
+      }
+    }
+  }
+
+  toString(): string {
+    return this.#pieces.join("");
+  }
 }
 
 /**

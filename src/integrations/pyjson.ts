@@ -3,6 +3,7 @@
 // floats stay apart (1.0 prints as "1.0", 1e16 as "1e+16"), objects keep their
 // key order (JavaScript objects put integer-like keys first), and dumps()
 // escapes non-ASCII as json.dumps(ensure_ascii=True) does.
+import { MAX_WEBHOOK_JSON_DEPTH } from "../domain/json.ts";
 
 /** A JSON number written with a fraction or exponent: a Python float. */
 export class PyFloat {
@@ -19,11 +20,21 @@ export class PyDict {
 
 export type PyValue = null | boolean | number | bigint | string | PyFloat | PyDict | PyValue[];
 
-/** Parses JSON text; throws SyntaxError when it is not JSON. Integers too big for a double stay exact (bigint). */
-export function pyJsonLoads(text: string): PyValue {
+/**
+ * Parses JSON text; throws SyntaxError when it is not JSON, or nests arrays
+ * and objects deeper than `maxDepth` (the parser recurses once per level;
+ * the webhook route refuses deeper JSON before any integration sees it, so
+ * this only meets text that is not JSON anyway). Integers too big for a
+ * double stay exact (bigint).
+ */
+export function pyJsonLoads(text: string, maxDepth: number = MAX_WEBHOOK_JSON_DEPTH): PyValue {
   let i = 0;
+  let depth = 0;
   const fail = (): never => {
     throw new SyntaxError(`Invalid JSON at position ${i}`);
+  };
+  const enter = () => {
+    if (++depth > maxDepth) throw new SyntaxError(`JSON nested more than ${maxDepth} levels deep at position ${i}`);
   };
   const ws = () => {
     while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r")) i++;
@@ -33,10 +44,12 @@ export function pyJsonLoads(text: string): PyValue {
     const ch = text[i];
     if (ch === "{") {
       i++;
+      enter();
       const dict = new PyDict();
       ws();
       if (text[i] === "}") {
         i++;
+        depth--;
         return dict;
       }
       for (;;) {
@@ -51,16 +64,19 @@ export function pyJsonLoads(text: string): PyValue {
         if (text[i] === ",") i++;
         else if (text[i] === "}") {
           i++;
+          depth--;
           return dict;
         } else fail();
       }
     }
     if (ch === "[") {
       i++;
+      enter();
       const list: PyValue[] = [];
       ws();
       if (text[i] === "]") {
         i++;
+        depth--;
         return list;
       }
       for (;;) {
@@ -69,6 +85,7 @@ export function pyJsonLoads(text: string): PyValue {
         if (text[i] === ",") i++;
         else if (text[i] === "]") {
           i++;
+          depth--;
           return list;
         } else fail();
       }
@@ -159,8 +176,13 @@ function dumpString(text: string): string {
   return out + '"';
 }
 
-/** json.dumps(value, indent=indent) with Python's defaults (ensure_ascii, ", " / ": " separators). */
-export function pyJsonDumps(value: PyValue, indent: number, level = 0): string {
+/** Where pyJsonWrite writes: a MessageText, or anything else with `write` and `full`. */
+export interface TextSink {
+  write(piece: string): void;
+  readonly full: boolean;
+}
+
+function scalarJson(value: PyValue): string {
   if (value === null) return "null";
   if (value === true) return "true";
   if (value === false) return "false";
@@ -172,13 +194,70 @@ export function pyJsonDumps(value: PyValue, indent: number, level = 0): string {
     if (!Number.isFinite(v)) return v > 0 ? "Infinity" : "-Infinity";
     return pyFloatRepr(v);
   }
-  const inner = "\n" + " ".repeat(indent * (level + 1));
-  const outer = "\n" + " ".repeat(indent * level);
+  // An empty list or dict; json.dumps writes them without a line break.
+  return Array.isArray(value) ? "[]" : "{}";
+}
+
+function isNonEmptyContainer(value: PyValue): value is PyValue[] | PyDict {
+  return Array.isArray(value) ? value.length > 0 : value instanceof PyDict && value.entries.size > 0;
+}
+
+/** An open list or dict: its items are read one at a time, so a writer that stops early never touches the rest. */
+interface Open {
+  /** The next item (with its key, in a dict), or undefined after the last. */
+  next: () => [string | undefined, PyValue] | undefined;
+  close: string;
+  first: boolean;
+}
+
+function open(value: PyValue[] | PyDict): Open {
   if (Array.isArray(value)) {
-    if (value.length === 0) return "[]";
-    return `[${inner}${value.map((v) => pyJsonDumps(v, indent, level + 1)).join("," + inner)}${outer}]`;
+    let i = 0;
+    return { next: () => (i < value.length ? [undefined, value[i++]!] : undefined), close: "]", first: true };
   }
-  if (value.entries.size === 0) return "{}";
-  const items = [...value.entries].map(([k, v]) => `${dumpString(k)}: ${pyJsonDumps(v, indent, level + 1)}`);
-  return `{${inner}${items.join("," + inner)}${outer}}`;
+  const entries = value.entries.entries();
+  return { next: () => entries.next().value, close: "}", first: true };
+}
+
+/**
+ * json.dumps(value, indent=indent) with Python's defaults (ensure_ascii,
+ * ", " / ": " separators), written to `out` piece by piece and stopping as
+ * soon as `out` is full. Iterative (the depth is the stack's, not the call
+ * stack's). Returns how many values it visited: at most one more than the
+ * pieces written, so bounded by what `out` takes, whatever the payload's size.
+ */
+export function pyJsonWrite(out: TextSink, value: PyValue, indent: number): number {
+  let visited = 1;
+  if (!isNonEmptyContainer(value)) {
+    out.write(scalarJson(value));
+    return visited;
+  }
+  out.write(Array.isArray(value) ? "[" : "{");
+  const stack: Open[] = [open(value)];
+  while (stack.length > 0 && !out.full) {
+    const top = stack[stack.length - 1]!;
+    const item = top.next();
+    if (item === undefined) {
+      stack.pop();
+      out.write("\n" + " ".repeat(indent * stack.length) + top.close);
+      continue;
+    }
+    const [key, child] = item;
+    out.write((top.first ? "\n" : ",\n") + " ".repeat(indent * stack.length));
+    top.first = false;
+    if (key !== undefined) out.write(dumpString(key) + ": ");
+    visited++;
+    if (isNonEmptyContainer(child)) {
+      out.write(Array.isArray(child) ? "[" : "{");
+      stack.push(open(child));
+    } else out.write(scalarJson(child));
+  }
+  return visited;
+}
+
+/** json.dumps(value, indent=indent) whole. */
+export function pyJsonDumps(value: PyValue, indent: number): string {
+  const pieces: string[] = [];
+  pyJsonWrite({ write: (piece) => pieces.push(piece), full: false }, value, indent);
+  return pieces.join("");
 }

@@ -4,6 +4,7 @@
 // an event), and the deprecated format. Topic: the event or issue title.
 // Events of the old Raven Python SDK are unsupported, as in Zulip.
 import { malformedJson, type Integration, type WebhookResult } from "./integration.ts";
+import { MessageText } from "./normalize.ts";
 import { asDict, asString, isDict, PayloadError, type Dict } from "./payload.ts";
 
 class Unsupported extends Error {}
@@ -24,9 +25,13 @@ function py(value: unknown): string {
   return String(value);
 }
 
-function tracebackLines(lines: unknown): string {
-  if (!Array.isArray(lines)) return "";
-  return lines.map((line) => (line === "" ? "\n" : `     ${py(line)}\n`)).join("");
+/** The traceback's context lines, one by one, until the message is certain to be cut (a frame may carry any number). */
+function writeTracebackLines(text: MessageText, lines: unknown): void {
+  if (!Array.isArray(lines)) return;
+  for (const line of lines) {
+    if (text.full) return;
+    text.write(line === "" ? "\n" : `     ${py(line)}\n`);
+  }
 }
 
 function eventMessage(event: Dict): [string, string] {
@@ -54,8 +59,13 @@ function eventMessage(event: Dict): [string, string] {
     if (isDict(stacktrace) && filename !== null && filename !== "" && Array.isArray(stacktrace.frames)) {
       const frame = [...stacktrace.frames].reverse().find((f) => isDict(f) && f.filename === filename) as Dict | undefined;
       if (frame && frame.context_line !== undefined && frame.context_line !== null) {
-        const traceback = `${tracebackLines(frame.pre_context)}---> ${py(frame.context_line)}\n${tracebackLines(frame.post_context)}`;
-        return [title, `${head}\nTraceback:\n\`\`\`${highlight}\n${traceback}\`\`\`\n`];
+        const text = new MessageText();
+        text.write(`${head}\nTraceback:\n\`\`\`${highlight}\n`);
+        writeTracebackLines(text, frame.pre_context);
+        text.write(`---> ${py(frame.context_line)}\n`);
+        writeTracebackLines(text, frame.post_context);
+        text.write("\`\`\`\n");
+        return [title, text.toString()];
       }
     }
     return [title, head];

@@ -59,11 +59,11 @@ export function passwordResetPageRoutes(app: FastifyInstance, services: Services
   }
   // Every page counts against the address, like every unauthenticated call (reset tokens are guessed by address too).
   app.get(REQUEST_PATH, async (request, reply) => {
-    limitByIp(services, request, reply);
+    await limitByIp(services, request, reply);
     return requestForm(reply);
   });
   app.post(REQUEST_PATH, async (request, reply) => {
-    limitByIp(services, request, reply);
+    await limitByIp(services, request, reply);
     const email = formField(request.body, "email")?.trim() ?? "";
     if (email === "") return requestForm(reply, 400, "Please enter your email address.");
     await requestPasswordReset(services, email, request.log);
@@ -77,13 +77,13 @@ export function passwordResetPageRoutes(app: FastifyInstance, services: Services
   });
 
   app.get<{ Params: { token: string } }>(TOKEN_PATH, async (request, reply) => {
-    limitByIp(services, request, reply);
+    await limitByIp(services, request, reply);
     // Looking does not use the link up (mail scanners open links).
     const user = await userForResetToken(services, request.params.token);
     return user ? newPasswordForm(reply, user.delivery_email) : invalidLink(reply);
   });
   app.post<{ Params: { token: string } }>(TOKEN_PATH, async (request: FastifyRequest<{ Params: { token: string } }>, reply) => {
-    limitByIp(services, request, reply);
+    await limitByIp(services, request, reply);
     refuseCrossSiteSignIn(request);
     const { token } = request.params;
     const password = formField(request.body, "new_password") ?? "";

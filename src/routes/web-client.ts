@@ -7,13 +7,16 @@
 // A browser already signed in gets the page with its session written in
 // (who it is and the CSRF token, as Zulip's page_params carry them), so the
 // client starts its first API calls without asking GET /json/session first.
+// Both carry the client's Content-Security-Policy (http/security-headers.ts):
+// nothing runs but the page's own script files, and no other site frames it.
 import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { authenticateSession } from "../actions/sessions.ts";
 import type { MethodTable } from "../http/route.ts";
-import { sessionToken } from "../http/session-cookie.ts";
+import { webClientPolicy } from "../http/security-headers.ts";
+import { clearSessionCookie, sessionToken } from "../http/session-cookie.ts";
 import { errorBody } from "../http/transport.ts";
 import type { Services } from "../services.ts";
 
@@ -27,6 +30,8 @@ const CONTENT_TYPES: Record<string, string> = {
   ".svg": "image/svg+xml",
   ".png": "image/png",
   ".woff2": "font/woff2",
+  ".woff": "font/woff",
+  ".ttf": "font/ttf",
   ".json": "application/json; charset=utf-8",
   ".map": "application/json; charset=utf-8",
 };
@@ -98,7 +103,7 @@ async function signedInSession(services: Services, request: FastifyRequest) {
   try {
     return await authenticateSession(services, token);
   } catch {
-    // The client asks GET /json/session, whose 401 takes the stale cookie back.
+    // A stale cookie: the page (served signed out) takes it back.
     return undefined;
   }
 }
@@ -106,8 +111,13 @@ async function signedInSession(services: Services, request: FastifyRequest) {
 export function webClientRoutes(app: FastifyInstance, services: Services, methods: MethodTable, dir: string = WEB_CLIENT_DIR): void {
   methods.add("/", "GET");
   methods.add("/assets/:name", "GET");
+  const policy = webClientPolicy(services.config);
   app.get("/", async (request, reply) => {
+    reply.header("content-security-policy", policy);
     const signedIn = await signedInSession(services, request);
+    // The client trusts the page: without a session written in it shows the sign-in form without asking
+    // GET /json/session, so a cookie naming no live session is taken back here.
+    if (!signedIn && sessionToken(request) !== undefined) clearSessionCookie(services.config, request, reply);
     if (signedIn) {
       const page = await readIfExists(path.join(dir, "index.html"));
       if (page !== undefined) {
@@ -128,10 +138,13 @@ export function webClientRoutes(app: FastifyInstance, services: Services, method
   });
   app.get<{ Params: { name: string } }>("/assets/:name", async (request, reply) => {
     const { name } = request.params;
+    // The page's policy on its files too (an SVG opened on its own is a document).
+    reply.header("content-security-policy", policy);
     if (ASSET_NAME.test(name) && (await sendFile(request, reply, path.join(dir, "assets", name), "public, max-age=31536000, immutable"))) {
       return reply;
     }
-    // Zulip's error JSON, like every other unknown path.
+    // Zulip's error JSON, like every other unknown path (with every other reply's policy).
+    reply.removeHeader("content-security-policy");
     return reply.status(404).header("cache-control", "no-cache").send(errorBody("File not found", "BAD_REQUEST"));
   });
 }

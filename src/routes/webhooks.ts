@@ -8,9 +8,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { authenticateApiKey } from "../actions/auth.ts";
 import { authenticateWebhookKey, deliverWebhookMessages, invalidJsonNotice, missingApiKey, missingHeaderNotice, notifyBotOwner, unsupportedEventMessage } from "../actions/webhooks.ts";
+import { jsonNestingExceeds, MAX_WEBHOOK_JSON_DEPTH, tooDeeplyNested } from "../domain/json.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { API_PREFIX, basicCredentials, limitByIp, limitByUser, type MethodTable } from "../http/route.ts";
 import { errorBody } from "../http/transport.ts";
+import { FnmatchPattern } from "../integrations/fnmatch.ts";
 import { integrationNamed } from "../integrations/index.ts";
 import type { Integration, WebhookMessage, WebhookRequest } from "../integrations/integration.ts";
 import type { Services } from "../services.ts";
@@ -20,7 +22,11 @@ const ROUTE_PARAMS = new Set(["api_key", "stream", "topic"]);
 
 export const WEBHOOK_PATH = `${API_PREFIX}/external/:integration`;
 
-/** Registers the webhook route in a scope of its own, whose body parser keeps every body as bytes. */
+/**
+ * Registers the webhook route in a scope of its own, whose body parser keeps
+ * every body as bytes, up to the webhook body limit (a larger body: 413, as
+ * for any request over BODY_LIMIT_BYTES).
+ */
 export async function webhookRoutes(app: FastifyInstance, services: Services, methods: MethodTable): Promise<void> {
   methods.add(WEBHOOK_PATH, "GET");
   methods.add(WEBHOOK_PATH, "POST");
@@ -28,7 +34,7 @@ export async function webhookRoutes(app: FastifyInstance, services: Services, me
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", { parseAs: "buffer" }, (_request, body, done) => done(null, body));
     const handler = async (request: FastifyRequest<{ Params: { integration: string } }>, reply: FastifyReply) => handleWebhook(services, request, reply);
-    scope.route({ method: ["GET", "POST"], url: WEBHOOK_PATH, handler });
+    scope.route({ method: ["GET", "POST"], url: WEBHOOK_PATH, handler, bodyLimit: services.config.webhookBodyLimitBytes });
   });
 }
 
@@ -75,11 +81,11 @@ async function handleWebhook(services: Services, request: FastifyRequest<{ Param
       authed = await authenticateApiKey(services, email, key);
     } else throw missingApiKey();
   } catch (error) {
-    limitByIp(services, request, reply);
+    await limitByIp(services, request, reply);
     throw error;
   }
   const { user, realm } = authed;
-  limitByUser(services, reply, user.id);
+  await limitByUser(services, reply, user.id);
 
   const onlyEvents = eventPatterns(param("only_events"), "only_events");
   const excludeEvents = eventPatterns(param("exclude_events"), "exclude_events");
@@ -138,22 +144,31 @@ function success(reply: FastifyReply, integration: Integration, msg: string): Fa
  * always the body, as Zulip's views read it.
  */
 function jsonPayload(rawBody: string, contentType: string | undefined, payloadField: string | undefined): unknown {
-  const parsed = parseJson(rawBody);
+  const parsed = parseJson(rawBody, "Request body");
   if (parsed !== undefined || isJsonBody(contentType)) return parsed;
-  return payloadField === undefined ? undefined : parseJson(payloadField);
+  return payloadField === undefined ? undefined : parseJson(payloadField, "payload");
 }
 
-function parseJson(text: string): unknown {
+/**
+ * JSON text as a value, or undefined when it is not JSON. JSON that nests
+ * deeper than MAX_WEBHOOK_JSON_DEPTH is refused (400) before any integration
+ * walks it. JSON.parse itself does not recurse, so the depth is counted after
+ * it, only for text that is JSON.
+ */
+function parseJson(text: string, name: string): unknown {
   if (text.trim() === "") return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     return undefined;
   }
+  if (jsonNestingExceeds(text, MAX_WEBHOOK_JSON_DEPTH)) throw tooDeeplyNested(name, MAX_WEBHOOK_JSON_DEPTH);
+  return value;
 }
 
-/** only_events / exclude_events: JSON lists of strings (Zulip's Json[list[str]]). */
-function eventPatterns(raw: string | undefined, name: string): RegExp[] | undefined {
+/** only_events / exclude_events: JSON lists of strings (Zulip's Json[list[str]]), each an fnmatch pattern (any string is one). */
+function eventPatterns(raw: string | undefined, name: string): FnmatchPattern[] | undefined {
   if (raw === undefined) return undefined;
   let value: unknown;
   try {
@@ -164,38 +179,14 @@ function eventPatterns(raw: string | undefined, name: string): RegExp[] | undefi
   if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
   return value.map((pattern, i) => {
     if (typeof pattern !== "string") throw badRequest(`${name}[${i}] is not a string`);
-    return fnmatchPattern(pattern);
+    return new FnmatchPattern(pattern);
   });
 }
 
-/** Python's fnmatch.translate: `*`, `?`, `[seq]` and `[!seq]`, the rest literal, matching the whole name. */
-export function fnmatchPattern(pattern: string): RegExp {
-  let source = "";
-  for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i]!;
-    if (ch === "*") source += "[\\s\\S]*";
-    else if (ch === "?") source += "[\\s\\S]";
-    else if (ch === "[") {
-      let j = i + 1;
-      if (pattern[j] === "!") j++;
-      if (pattern[j] === "]") j++;
-      while (j < pattern.length && pattern[j] !== "]") j++;
-      if (j >= pattern.length) source += "\\[";
-      else {
-        let body = pattern.slice(i + 1, j).replace(/\\/g, "\\\\").replace(/\^/g, "\\^");
-        if (body.startsWith("!")) body = "^" + body.slice(1);
-        source += `[${body}]`;
-        i = j;
-      }
-    } else source += ch.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-  }
-  return new RegExp(`^${source}$`, "u");
-}
-
-function wantedEvent(message: WebhookMessage, only: RegExp[] | undefined, exclude: RegExp[] | undefined): boolean {
+function wantedEvent(message: WebhookMessage, only: FnmatchPattern[] | undefined, exclude: FnmatchPattern[] | undefined): boolean {
   const event = message.eventType;
   if (event === undefined) return true;
-  if (only !== undefined && !only.some((p) => p.test(event))) return false;
-  if (exclude !== undefined && exclude.some((p) => p.test(event))) return false;
+  if (only !== undefined && !only.some((p) => p.matches(event))) return false;
+  if (exclude !== undefined && exclude.some((p) => p.matches(event))) return false;
   return true;
 }
