@@ -35,6 +35,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { call as apiCall, sleep, type BenchUser, type Reply } from "./http-client.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -177,64 +178,15 @@ async function idleWindow(pid: number, seconds: number) {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: Infinity });
 
-interface User {
-  id: number;
-  email: string;
-  apiKey: string;
-}
+type User = BenchUser;
 
-interface Reply {
-  status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
-  /** performance.now() when the whole reply had arrived. */
-  at: number;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-function encode(params: Record<string, unknown>): string {
-  return new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])).toString();
-}
-
-/** One API call; `written` resolves once the request is on the wire. */
+/** One API call on this script's agent; `written` resolves once the request is on the wire. */
 function call(user: User | null, method: string, urlPath: string, params: Record<string, unknown> = {}, origin = base): { reply: Promise<Reply>; written: Promise<void> } {
-  const query = method === "GET" || method === "DELETE";
-  const encoded = encode(params);
-  const headers: Record<string, string> = {};
-  if (user) headers.authorization = `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString("base64")}`;
-  if (!query) {
-    headers["content-type"] = "application/x-www-form-urlencoded";
-    headers["content-length"] = String(Buffer.byteLength(encoded));
-  }
-  let markWritten!: () => void;
-  const written = new Promise<void>((r) => (markWritten = r));
-  const reply = new Promise<Reply>((resolve, reject) => {
-    const req = http.request(`${origin}/api/v1${urlPath}${query && encoded ? `?${encoded}` : ""}`, { method, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const at = performance.now();
-        const text = Buffer.concat(chunks).toString();
-        try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), at });
-        } catch {
-          resolve({ status: res.statusCode ?? 0, body: text, at });
-        }
-      });
-      res.on("error", reject);
-    });
-    req.on("error", (e) => {
-      markWritten();
-      reject(e);
-    });
-    req.on("finish", markWritten);
-    req.end(query ? undefined : encoded);
-  });
-  return { reply, written };
+  return apiCall(agent, user, method, urlPath, params, origin);
 }
+
+
+
 
 async function ok(user: User | null, method: string, urlPath: string, params: Record<string, unknown> = {}) {
   const { status, body } = await call(user, method, urlPath, params).reply;

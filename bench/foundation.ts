@@ -1,7 +1,7 @@
 // Measures Parley's authenticated GET /users/me and public GET /server_settings
 // against a bare Fastify route, in one run on one machine, and prints the
 // ratios. Usage: npm run bench [-- --duration 10 --connections 10]
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import pg from "pg";
+import { waitForHttp } from "./http-client.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -17,20 +18,6 @@ const { values } = parseArgs({
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 
-/** Polls a URL until it answers, so readiness does not depend on log output. */
-async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
-  let exited = false;
-  child.on("exit", () => (exited = true));
-  for (let i = 0; i < 200 && !exited; i++) {
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 async function run(title: string, url: string, headers: Record<string, string> = {}) {
   // One warm-up pass so JIT and caches are settled before measuring.

@@ -45,6 +45,7 @@ import autocannon from "autocannon";
 import SQLite from "better-sqlite3";
 import pg from "pg";
 import { measureWebClient, webReport } from "./web-client.ts";
+import { sleep, waitForHttp } from "./http-client.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -82,24 +83,7 @@ const dbName = PG_URL ? "PostgreSQL" : "SQLite";
 // Load tests drive one user far past the API limits: RATE_LIMITING=false, as Zulip load tests run.
 const env = { ...process.env, RATE_LIMITING: "false", DATA_DIR: dataDir, PORT: String(PORT), LOG_LEVEL: "warn", DATABASE_URL: PG_URL, PG_SCHEMA: pgSchema };
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
 
-/** Polls a URL until it answers, so readiness does not depend on log output. */
-async function waitForHttp(url: string, child: ChildProcess): Promise<void> {
-  let exited = false;
-  child.on("exit", () => (exited = true));
-  for (let i = 0; i < 400 && !exited; i++) {
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(25);
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 async function stop(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;

@@ -1,6 +1,6 @@
 // Rendering time is linear in the input, whatever the input (issue 18): each
 // adversarial text below is rendered at 10,000 characters (max_message_length)
-// and at 40,000, and must take at most 50 ms at 10,000 and must not grow much
+// and at 40,000, and must take at most 250 ms at 10,000 and must not grow much
 // faster than the text. Quadratic rules (a rescan of the rest of the text from
 // each comma, backtick or "<time:") take sixteen times as long for four times
 // the text, and seconds at these sizes; the renderer before issue 18 fails
@@ -41,7 +41,13 @@ const context: MarkdownContext = {
 
 const SMALL = 10_000;
 const LARGE = 40_000;
-const CEILING_MS = 50;
+/**
+ * A pathology detector, not a budget: quadratic rules take seconds here, a
+ * linear render ~40 ms on a quiet machine, and CPU time itself inflates when
+ * other processes share the cores. The renderer's speed is measured in
+ * bench/render.ts.
+ */
+const CEILING_MS = 250;
 /** Below this at LARGE, growth is not judged (see the top of the file). */
 const GROWTH_FLOOR_MS = 100;
 

@@ -31,6 +31,31 @@ export interface PresenceWrite {
 /** Bounds the statements' parameters and how long the sequence row stays locked. */
 const MAX_BATCH = 500;
 
+/** The organization's next presence number. The sequence row stays locked until the transaction commits, so numbers become visible in order. */
+async function nextUpdateId(trx: Db, realmId: number): Promise<number> {
+  const { last_update_id: bumped } = await trx
+    .insertInto("presence_sequences")
+    .values({ realm_id: realmId, last_update_id: 1 })
+    .onConflict((oc) => oc.column("realm_id").doUpdateSet({ last_update_id: sql<number>`presence_sequences.last_update_id + 1` }))
+    .returning("last_update_id")
+    .executeTakeFirstOrThrow();
+  return Number(bumped);
+}
+
+/**
+ * Gives a user's row (if they have one) a new number without changing its
+ * times, in `trx`: their account was deactivated or reactivated, which
+ * changes whether they are in the organization's presence. Every process's
+ * presence snapshot (queries/presence-snapshot.ts) rereads rows numbered
+ * after its own, so each drops or adds the user on its next reply.
+ */
+export async function renumberPresence(trx: Db, realmId: number, userId: number): Promise<void> {
+  const row = await trx.selectFrom("user_presence").select("user_id").where("user_id", "=", userId).executeTakeFirst();
+  if (row === undefined) return;
+  const lastUpdateId = await nextUpdateId(trx, realmId);
+  await trx.updateTable("user_presence").set({ last_update_id: lastUpdateId }).where("user_id", "=", userId).execute();
+}
+
 /**
  * Writes rows in `trx` under one new sequence number; returns the IDs of the
  * users whose row was written (not those a concurrent writer changed first).
@@ -39,14 +64,7 @@ const MAX_BATCH = 500;
 export async function applyPresenceWrites(trx: Db, realmId: number, writes: readonly PresenceWrite[]): Promise<Set<number>> {
   const written = new Set<number>();
   if (writes.length === 0) return written;
-  // The sequence row stays locked until the transaction commits, so numbers become visible in order.
-  const { last_update_id: bumped } = await trx
-    .insertInto("presence_sequences")
-    .values({ realm_id: realmId, last_update_id: 1 })
-    .onConflict((oc) => oc.column("realm_id").doUpdateSet({ last_update_id: sql<number>`presence_sequences.last_update_id + 1` }))
-    .returning("last_update_id")
-    .executeTakeFirstOrThrow();
-  const lastUpdateId = Number(bumped);
+  const lastUpdateId = await nextUpdateId(trx, realmId);
   const inserts = writes.filter((w) => w.expected === undefined);
   const updates = writes.filter((w) => w.expected !== undefined);
   if (inserts.length > 0) {

@@ -19,7 +19,7 @@ import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
 import { humansOnly } from "../errors.ts";
 import { PendingEvents } from "../events/notifier.ts";
-import { presenceAudience, presenceServerTimestamp, presenceTimesOf } from "../queries/presence.ts";
+import { presenceAudience, presenceAudienceSurelyAbove, presenceServerTimestamp, presenceTimesOf } from "../queries/presence.ts";
 import type { Services } from "../services.ts";
 import { applyPresenceWrites, writePresence } from "./presence-writes.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
@@ -99,6 +99,7 @@ async function queuePresenceEvents(
   times: PresenceTimes,
   options: { force: boolean },
 ): Promise<void> {
+  if (!options.force && (await presenceAudienceSurelyAbove(db, realm.id, USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS))) return;
   const audience = await presenceAudience(db, realm.id, parseRealmSettings(realm.settings), user);
   if (audience.length > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS && !options.force) return;
   const serverTimestamp = presenceServerTimestamp(services.now());

@@ -11,7 +11,7 @@ import {
   type PresenceTimes,
 } from "../domain/presence.ts";
 import { canAccessAllUsers, type RealmSettings } from "../domain/realm-settings.ts";
-import { isGuest } from "../domain/roles.ts";
+import { isGuest, Role } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import type { Database, User } from "../storage/schema.ts";
 import { groupIdsOfUser, systemGroupIdsByName } from "./user-groups.ts";
@@ -92,7 +92,8 @@ export async function realmPresence(db: Db, realmId: number, settings: Readonly<
       // "Never connected" (NULL) is older than any limit.
       query = query.where("p.last_connected_time", ">=", request.now - (historyLimitDays ?? DEFAULT_PRESENCE_HISTORY_DAYS) * 86400);
     }
-    for (const row of await query.execute()) {
+    // By user: the order of the snapshot's replies (presence-snapshot.ts), which serve the API.
+    for (const row of await query.orderBy("p.user_id").execute()) {
       if (request.visible !== undefined && !request.visible.has(row.user_id)) continue;
       const times = { lastConnectedTime: row.last_connected_time, lastActiveTime: row.last_active_time };
       if (request.slim) presences[String(row.user_id)] = modernPresence(times, row.date_joined);
@@ -116,6 +117,24 @@ export async function presenceAudience(db: Db, realmId: number, settings: Readon
   if (guests.length === 0 || !(await guestsLimited(db, realmId, settings))) return everyone.map((u) => u.id);
   const sharing = await usersSharingAConversation(db, subject.id, guests);
   return everyone.filter((u) => !isGuest(u.role) || u.id === subject.id || sharing.has(u.id)).map((u) => u.id);
+}
+
+/**
+ * Whether the audience of a presence change is surely larger than `limit`
+ * (every active user but guests is in it), counted rather than listed: a
+ * ping that brings a user back online in a big organization sends no event
+ * and need not list its 10,000 users to find that out.
+ */
+export async function presenceAudienceSurelyAbove(db: Db, realmId: number, limit: number): Promise<boolean> {
+  const row = await db
+    .selectFrom("users")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("realm_id", "=", realmId)
+    .where("is_active", "=", true)
+    .where("is_system_bot", "=", false)
+    .where("role", "!=", Role.GUEST)
+    .executeTakeFirstOrThrow();
+  return Number(row.n) > limit;
 }
 
 /** Whether can_access_all_users_group leaves guests out (it may only name role:everyone or role:members). */

@@ -6,19 +6,27 @@ import { PRESENCE_STATUSES, modernPresence, singleUserLegacyPresence, type Prese
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { badRequest, humansOnly, insufficientPermission, noSuchUser } from "../errors.ts";
 import { param } from "../http/params.ts";
-import { defineRoute, type ApiRequest } from "../http/route.ts";
-import { presenceServerTimestamp, presenceTimesOf, presenceVisibleTo, realmPresence, type RealmPresenceRequest } from "../queries/presence.ts";
+import { JsonMembers, defineRoute, type ApiRequest } from "../http/route.ts";
+import { presenceServerTimestamp, presenceTimesOf, presenceVisibleTo, type RealmPresenceRequest } from "../queries/presence.ts";
+import { realmPresenceJson } from "../queries/presence-snapshot.ts";
 import { getUserByApiEmail, getUserById } from "../queries/users.ts";
 import type { User } from "../storage/schema.ts";
 
-/** The organization's presence as the caller may see it, with Zulip's reply keys. */
-async function presenceReply(request: ApiRequest, asked: Omit<RealmPresenceRequest, "now" | "visible">): Promise<Record<string, unknown>> {
+/**
+ * The organization's presence as the caller may see it, with Zulip's reply
+ * keys, as JSON text made from the organization's snapshot
+ * (queries/presence-snapshot.ts): no presence query, no serialization of the
+ * whole organization per request.
+ */
+async function presenceReply(request: ApiRequest, asked: Omit<RealmPresenceRequest, "now" | "visible">, withLastUpdateId: boolean): Promise<JsonMembers> {
   const { services, realm, user } = request;
   const db = services.storage.db;
   const settings = parseRealmSettings(realm.settings);
   const now = services.now();
-  const { presences, lastUpdateId } = await realmPresence(db, realm.id, settings, { ...asked, now, visible: await presenceVisibleTo(db, settings, user) });
-  return { presences, server_timestamp: presenceServerTimestamp(now), presence_last_update_id: lastUpdateId };
+  const visible = await presenceVisibleTo(db, settings, user);
+  const { parts, lastUpdateId } = await realmPresenceJson(services.storage, db, realm.id, settings, { ...asked, now, visible }, services.nowMs());
+  const timestamp = `,"server_timestamp":${JSON.stringify(presenceServerTimestamp(now))}`;
+  return new JsonMembers(['"presences":', ...parts, withLastUpdateId ? `${timestamp},"presence_last_update_id":${JSON.stringify(lastUpdateId)}` : timestamp]);
 }
 
 /** GET /users/{user_id_or_email}/presence's user: active, by ID or API email (never the real one). */
@@ -52,7 +60,7 @@ export const presenceRoutes = [
       await reportPresence(request.services, request.realm, request.user, p.status as PresenceStatus);
       if (p.ping_only) return {};
       // Sending last_update_id means speaking the modern protocol: modern format.
-      return presenceReply(request, { slim: p.slim_presence || p.last_update_id !== undefined, lastUpdateId: p.last_update_id, historyLimitDays: p.history_limit_days });
+      return presenceReply(request, { slim: p.slim_presence || p.last_update_id !== undefined, lastUpdateId: p.last_update_id, historyLimitDays: p.history_limit_days }, true);
     },
   }),
   defineRoute({
@@ -62,8 +70,7 @@ export const presenceRoutes = [
     params: {},
     handler: async (request) => {
       // The legacy format, and no presence_last_update_id: this endpoint predates both.
-      const { presences, server_timestamp } = await presenceReply(request, { slim: false });
-      return { presences, server_timestamp };
+      return presenceReply(request, { slim: false }, false);
     },
   }),
   defineRoute({

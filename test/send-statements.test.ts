@@ -1,0 +1,102 @@
+// What a send costs in statements, counted (deterministic, unlike its time,
+// which bench:messages measures): a plain message to a 10-subscriber channel,
+// in a topic the sender has written in, runs a fixed list of statements on
+// each database. A feature that adds work to every send (a lookup for
+// something this message does not use) changes the list and fails here;
+// bench/RESULTS.md accounts for each statement.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from "kysely";
+import { Role } from "../src/domain/roles.ts";
+import { assertSuccess, startTestApp, type TestApp } from "./helpers.ts";
+
+let t: TestApp;
+let channelId: number;
+
+before(async () => {
+  t = await startTestApp();
+  const members = [t.users.member, t.users.admin, t.users.owner, t.users.moderator];
+  for (let i = 0; i < 6; i++) members.push(await t.createUser(`Reader ${i}`, Role.MEMBER));
+  assertSuccess(await t.api(t.users.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "costs" }], principals: members.map((m) => m.id) }));
+  channelId = assertSuccess(await t.api(t.users.owner, "GET", "/get_stream_id", { stream: "costs" })).stream_id;
+  // The sender has written in the topic before: no topic is started, nobody is followed anew.
+  assertSuccess(await t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "first" }));
+});
+after(() => t?.close());
+
+/** Each statement as "<kind> <first table>" (raw SQL by its first words), in the order run. */
+class StatementLog implements KyselyPlugin {
+  readonly statements: string[] = [];
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    const node = args.node as unknown as { kind: string; sqlFragments?: string[] };
+    if (node.kind === "RawNode") {
+      this.statements.push(`raw ${(node.sqlFragments ?? []).join("?").trim().split(/\s+/).slice(0, 3).join(" ")}`);
+    } else {
+      const table = /"kind":"IdentifierNode","name":"(\w+)"/.exec(JSON.stringify(node))?.[1] ?? "?";
+      this.statements.push(`${node.kind.replace(/QueryNode$/, "").toLowerCase()} ${table}`);
+    }
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
+
+async function statementsOf(send: () => Promise<unknown>): Promise<string[]> {
+  const storage = t.services.storage;
+  const original = storage.db;
+  const log = new StatementLog();
+  storage.db = original.withPlugin(log);
+  try {
+    await send();
+  } finally {
+    storage.db = original;
+  }
+  return log.statements;
+}
+
+describe("POST /messages: statements per send", () => {
+  test("a plain message to a 10-subscriber channel: the same fixed list every time", async () => {
+    const send = () => t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "just **text**" }).then(assertSuccess);
+    const first = await statementsOf(send);
+    const expected = [
+      // Authentication: the organization and the user.
+      "select realms",
+      "select users",
+      // May the sender post here (group permission, recursive membership).
+      "raw WITH RECURSIVE member_of(id)",
+      // The channel, the sender's subscription, and the subscriptions' flags (the recipients themselves
+      // come from the process's cache of channel recipients, kept current by subscription changes).
+      "select channels",
+      "select subscriptions",
+      "select subscriptions",
+      // The sender's own topic policy (automatic follow on sending).
+      "select user_topics",
+      // Recipients' alert words and who muted the sender: one indexed lookup each.
+      "select alert_words",
+      "select muted_users",
+      // The organization's lock (PostgreSQL: SELECT … FOR UPDATE; SQLite's one writer needs none).
+      ...(t.services.storage.dialect === "postgres" ? ["select realms"] : []),
+      // The durable part: the message and its flags (one multi-row insert).
+      "insert messages",
+      "raw INSERT INTO user_messages",
+    ];
+    assert.deepEqual(first, expected);
+    // Nothing is cached away on the second send, nor added.
+    assert.deepEqual(await statementsOf(send), expected);
+  });
+
+  test("a mention adds only the mentioned person's settings and their topic policy (automatic follow)", async () => {
+    const statements = await statementsOf(() =>
+      t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "@**Adam Admin** look" }).then(assertSuccess),
+    );
+    const plain = statements.slice(0, statements.indexOf("raw INSERT INTO user_messages") + 1);
+    // Adam follows the topic now: his settings, his topic row (read, written), and his muted topics for the legacy event.
+    assert.deepEqual(statements.slice(plain.length), ["select users", "select user_topics", "insert user_topics", "select user_topics"]);
+    // Once he follows it, a second mention reads his settings and topic row only.
+    const again = await statementsOf(() =>
+      t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "@**Adam Admin** again" }).then(assertSuccess),
+    );
+    assert.deepEqual(again.slice(plain.length), ["select users", "select user_topics"]);
+  });
+});
