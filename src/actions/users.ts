@@ -10,7 +10,9 @@ import { directSystemGroupsForRole, isFullMember } from "../domain/system-groups
 import { checkUserSetting, LANGUAGES, legacyEventOf, parseUserSettings, type UserSettingName } from "../domain/user-settings.ts";
 import {
   apiEmailFor,
+  checkEmailVisibility,
   checkFullName,
+  EmailVisibility,
   checkPassword,
   isAcceptablePassword,
   isInFakeDomain,
@@ -41,9 +43,11 @@ import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { applyAdminProfileData } from "./custom-profile-fields.ts";
 import { discardAllDrafts } from "./drafts.ts";
 import { presenceEnabledChanged } from "./presence.ts";
+import { renumberPresence } from "./presence-writes.ts";
 import type { ProfileValue } from "../domain/custom-profile-fields.ts";
 import { botWatchers, formatBot } from "../queries/bots.ts";
 import { checkBotReactivation } from "./bots.ts";
+import { notifyAvatarChange } from "./avatars.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -300,6 +304,8 @@ export async function updateUser(services: Services, realm: Realm, actor: User, 
  */
 export async function deactivateWithBots(trx: Trx, pending: PendingEvents, realm: Realm, user: User): Promise<void> {
   await trx.updateTable("users").set({ is_active: false }).where("id", "=", user.id).execute();
+  // Out of the organization's presence in every process (bots report none).
+  await renumberPresence(trx, realm.id, user.id);
   const owned = await trx
     .selectFrom("users")
     .select("id")
@@ -382,6 +388,8 @@ export async function reactivateUser(services: Services, realm: Realm, actor: Us
     // A bot comes back only where its creation would be allowed, and without taking an active account's name.
     if (target.is_bot) await checkBotReactivation(trx, realm, actor, target);
     await trx.updateTable("users").set({ is_active: true }).where("id", "=", target.id).execute();
+    // Back in the organization's presence in every process.
+    await renumberPresence(trx, realm.id, target.id);
     // Queued after the write, so the reactivated user is among the recipients.
     await queueUserUpdate(trx, pending, realm.id, { user_id: target.id, is_active: true });
     await queueSubscriberChanges(trx, pending, realm, [target.id], "peer_add");
@@ -399,6 +407,8 @@ export interface OwnSettingsInput {
   /** The browser session that asks (its token hash): it stays signed in when the password changes; every other session ends. */
   keepSession?: string | undefined;
   timezone?: string | undefined;
+  /** Who may see the real email address (an EmailVisibility value), already decoded (checked here). */
+  emailAddressVisibility?: unknown;
   /** Personal settings to change, already decoded (checked here). */
   settings?: Partial<Record<UserSettingName, unknown>>;
 }
@@ -411,6 +421,7 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
   const nameLocked = parseRealmSettings(realm.settings).name_changes_disabled && !isAdmin(actor.role);
   const fullName = input.fullName !== undefined && !nameLocked ? checkFullName(input.fullName) : undefined;
   if (input.timezone !== undefined && !isValidTimezone(input.timezone)) throw badRequest("timezone is not a recognized time zone");
+  const visibility = input.emailAddressVisibility !== undefined ? checkEmailVisibility(input.emailAddressVisibility) : undefined;
   const requested = Object.entries(input.settings ?? {}).filter(([, v]) => v !== undefined) as [UserSettingName, unknown][];
   const settingValues = requested.map(([name, value]) => [name, checkUserSetting(name, value)] as const);
   let newHash: string | undefined;
@@ -426,8 +437,15 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
     if (fullName !== undefined && fullName !== actor.full_name) changes.full_name = fullName;
     if (input.timezone !== undefined && input.timezone !== actor.timezone) changes.timezone = input.timezone;
     // Re-read: the row passed in may predate a concurrent change of other settings.
-    const storedSettings = (await trx.selectFrom("users").select("settings").where("id", "=", actor.id).executeTakeFirstOrThrow()).settings;
+    const stored = await trx.selectFrom("users").select(["settings", "email_address_visibility"]).where("id", "=", actor.id).executeTakeFirstOrThrow();
+    const storedSettings = stored.settings;
     const current = parseUserSettings(storedSettings);
+    const oldVisibility = stored.email_address_visibility;
+    if (visibility !== undefined && visibility !== oldVisibility) {
+      changes.email_address_visibility = visibility;
+      const email = apiEmailFor(actor.id, actor.delivery_email, visibility, services.config.fakeEmailDomain);
+      if (email !== actor.email) Object.assign(changes, { email, email_key: email.toLowerCase() });
+    }
     const changed = settingValues.filter(([name, value]) => current[name] !== value);
     if (changed.length > 0) changes.settings = JSON.stringify({ ...JSON.parse(storedSettings), ...Object.fromEntries(changed) });
     if (Object.keys(changes).length === 0) return;
@@ -440,9 +458,39 @@ export async function changeOwnSettings(services: Services, realm: Realm, actor:
     }
     if (changes.timezone !== undefined) {
       queueSettingEvents(pending, realm.id, actor, "timezone", changes.timezone, "display");
-      await queueUserUpdate(trx, pending, realm.id, { email: actor.email, user_id: actor.id, timezone: changes.timezone });
+      await queueUserUpdate(trx, pending, realm.id, { email: changes.email ?? actor.email, user_id: actor.id, timezone: changes.timezone });
+    }
+    if (changes.email_address_visibility !== undefined) {
+      await emailVisibilityChanged(trx, services, pending, realm.id, { ...actor, ...changes } as User, oldVisibility);
     }
   });
+}
+
+/**
+ * Zulip's do_change_user_setting for email_address_visibility: the
+ * user_settings event to the user's own clients; the real address to those
+ * who may now see it and `delivery_email: null` to those who no longer may;
+ * and when the public API email switches between the fake user{id}@… address
+ * and the real one (to or from "everyone"), the new email and (as Zulip does,
+ * for Gravatar) the avatar fields to everyone.
+ */
+async function emailVisibilityChanged(trx: Trx, services: Services, pending: PendingEvents, realmId: number, user: User, oldVisibility: number): Promise<void> {
+  queueSettingEvents(pending, realmId, user, "email_address_visibility", user.email_address_visibility, null);
+  const active = await listActiveUsers(trx, realmId);
+  const before = { ...user, email_address_visibility: oldVisibility };
+  const nowVisible: number[] = [];
+  const nowHidden: number[] = [];
+  for (const viewer of active) {
+    const could = seesDeliveryEmail(before, viewer);
+    if (could !== seesDeliveryEmail(user, viewer)) (could ? nowHidden : nowVisible).push(viewer.id);
+  }
+  if (nowVisible.length > 0) pending.add(realmId, { type: "realm_user", op: "update", person: { user_id: user.id, delivery_email: user.delivery_email } }, nowVisible);
+  if (nowHidden.length > 0) pending.add(realmId, { type: "realm_user", op: "update", person: { user_id: user.id, delivery_email: null } }, nowHidden);
+  if (oldVisibility !== EmailVisibility.EVERYONE && user.email_address_visibility !== EmailVisibility.EVERYONE) return;
+  pending.add(realmId, { type: "realm_user", op: "update", person: { user_id: user.id, new_email: user.email } }, active.map((u) => u.id));
+  await notifyAvatarChange(trx, services, pending, user);
+  // Legacy presence is keyed by the API email: every process's presence snapshot rereads the row.
+  await renumberPresence(trx, realmId, user.id);
 }
 
 /**

@@ -67,6 +67,12 @@ export const EmailVisibility = {
 
 export const EMAIL_VISIBILITY_VALUES: readonly number[] = Object.values(EmailVisibility);
 
+/** An email_address_visibility value (a user's own or the organization's default for new users), or the error Zulip gives. */
+export function checkEmailVisibility(value: unknown): number {
+  if (typeof value !== "number" || !EMAIL_VISIBILITY_VALUES.includes(value)) throw badRequest("Invalid email_address_visibility: Value error, Not in the list of possible values");
+  return value;
+}
+
 /** Whether `viewer` may see the real email address of `subject`: always their own and bots'. */
 export function seesDeliveryEmail(
   subject: { id: number; is_bot: boolean; email_address_visibility: number },

@@ -190,11 +190,11 @@ export function joinPageRoutes(app: FastifyInstance, services: Services, methods
   methods.add(path, "POST");
   // Invitation keys are guessed by address, like every unauthenticated call.
   app.get<{ Params: { key: string } }>(path, async (request, reply) => {
-    limitByIp(services, request, reply);
+    await limitByIp(services, request, reply);
     return formPage(services, reply, request.params.key);
   });
   app.post<{ Params: { key: string } }>(path, async (request, reply) => {
-    limitByIp(services, request, reply);
+    await limitByIp(services, request, reply);
     refuseCrossSiteSignIn(request);
     const field = (name: string) => formField(request.body, name);
     try {

@@ -1,6 +1,6 @@
 import { changeOwnSettings } from "../actions/users.ts";
 import { isStringSetting, USER_SETTING_NAMES, type UserSettingName } from "../domain/user-settings.ts";
-import { param, type Param } from "../http/params.ts";
+import { check, param, type Param } from "../http/params.ts";
 import { defineRoute } from "../http/route.ts";
 
 /** Every personal setting as a parameter: strings raw, the rest JSON-encoded; checked by the action. */
@@ -23,15 +23,17 @@ export const settingsRoutes = ["/settings", "/settings/display", "/settings/noti
       old_password: param.string(),
       new_password: param.string(),
       timezone: param.string(),
+      email_address_visibility: param.json(check.int),
       ...personalSettingParams,
     },
-    handler: async (request, { full_name, old_password, new_password, timezone, ...settings }) => {
+    handler: async (request, { full_name, old_password, new_password, timezone, email_address_visibility, ...settings }) => {
       await changeOwnSettings(request.services, request.realm, request.user, {
         fullName: full_name,
         oldPassword: old_password,
         newPassword: new_password,
         keepSession: request.session?.tokenHash,
         timezone,
+        emailAddressVisibility: email_address_visibility,
         settings,
       });
     },
