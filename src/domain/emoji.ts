@@ -3,7 +3,7 @@
 // names, the image formats and size a custom emoji may have. No I/O: callers
 // pass in the organization's custom emoji.
 import { ApiError, badRequest } from "../errors.ts";
-import { codeToName, nameToCode } from "../markdown/emoji.ts";
+import { codeToName, nameToCode, unicodeEmojiCode } from "../markdown/emoji.ts";
 
 /** The namespaces of emoji_code, as stored and returned (Zulip's Reaction.REACTION_TYPES). */
 export const ReactionType = {
@@ -66,8 +66,10 @@ export function checkEmojiRequest(name: string, code: string, type: string, byId
     if (!ZULIP_EXTRA_EMOJI_NAMES.includes(code)) throw badRequest("Invalid emoji code.");
     if (name !== code) throw badRequest("Invalid emoji name.");
   } else if (type === ReactionType.UNICODE) {
-    if (!codeToName.has(code)) throw badRequest("Invalid emoji code.");
-    if (nameToCode.get(name) !== code) throw badRequest("Invalid emoji name.");
+    // Either spelling of the few codes Zulip's table writes with U+FE0F.
+    const bare = unicodeEmojiCode(code);
+    if (!codeToName.has(bare)) throw badRequest("Invalid emoji code.");
+    if (nameToCode.get(name) !== bare) throw badRequest("Invalid emoji name.");
   } else {
     throw badRequest("Invalid emoji type.");
   }

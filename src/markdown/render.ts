@@ -12,15 +12,24 @@ export type { MarkdownContext, MentionUser, RenderedMessage } from "./types.ts";
 export { compileLinkifiers, type CompiledLinkifiers, type Linkifier } from "./linkifiers.ts";
 
 // One instance for the process: rules are set up once, per-message state
-// travels in `env`.
-const md = new MarkdownIt("default", {
-  html: false, // raw HTML is always escaped
-  linkify: false, // Zulip's own bare-URL rules are used instead
-  typographer: false,
-  breaks: true,
-  xhtmlOut: false,
-});
-md.use(zulipPlugin);
+// travels in `env`. Made with the first message rendered: setting it up
+// (markdown-it compiles its linkify patterns even when linkify is off) is
+// start-up time and memory a server that renders nothing yet need not spend.
+let md: MarkdownIt | undefined;
+
+function markdownIt(): MarkdownIt {
+  if (!md) {
+    md = new MarkdownIt("default", {
+      html: false, // raw HTML is always escaped
+      linkify: false, // Zulip's own bare-URL rules are used instead
+      typographer: false,
+      breaks: true,
+      xhtmlOut: false,
+    });
+    md.use(zulipPlugin);
+  }
+  return md;
+}
 
 // ------------------------------------------------------------ preprocessing
 
@@ -138,7 +147,7 @@ export function renderMarkdown(content: string, ctx: MarkdownContext): RenderedM
     linksForPreview: [],
   };
   const source = preprocess(content, zulip.orderedListStarts);
-  const html = content.trim() === "" ? "" : md.render(source, { zulip }).trim();
+  const html = content.trim() === "" ? "" : markdownIt().render(source, { zulip }).trim();
   const isMeMessage =
     content.startsWith("/me ") && html.startsWith("<p>") && html.endsWith("</p>") && html.indexOf("<p>", 3) === -1;
   return {
