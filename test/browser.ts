@@ -35,13 +35,27 @@ export function ensureClientBuilt(): void {
   execFileSync(process.execPath, [path.join(ROOT, "node_modules/vite/bin/vite.js"), "build", "--config", "web/vite.config.ts", "--logLevel", "warn"], { cwd: ROOT, stdio: "inherit" });
 }
 
-/** A test app, a browser, and pages whose errors fail the test. */
+/** What a page's securitypolicyviolation event says, sent to the test through a binding. */
+declare global {
+  interface Window {
+    __parleyCspViolation?: (report: string) => void;
+  }
+}
+
+/**
+ * A test app, a browser, and pages whose errors fail the test. The pages run
+ * under the server's Content-Security-Policy (Playwright's bypassCSP stays
+ * off), and every violation of it is a page error: something the client
+ * does that the policy forbids, which real browsers would block.
+ */
 export class BrowserHarness {
   t!: TestApp;
   browser!: Browser;
   readonly contexts: BrowserContext[] = [];
-  /** Uncaught errors in any page: a bug in the client. Tests assert it stays empty. */
+  /** Uncaught errors and CSP violations in any page: a bug in the client (or the policy). Tests assert it stays empty. */
   readonly pageErrors: string[] = [];
+  /** The CSP violations among pageErrors, with their page: close() fails on any left, for tests that do not check pageErrors. */
+  private readonly cspViolations: { page: Page; text: string }[] = [];
 
   /** Starts a server (with `overrides` to its configuration) and the browser. */
   async start(overrides: Partial<Config> = {}): Promise<void> {
@@ -57,6 +71,11 @@ export class BrowserHarness {
     for (const c of this.contexts) await c.close().catch(() => undefined);
     await this.browser?.close();
     await this.t?.close();
+    assert.deepEqual(
+      this.cspViolations.map((v) => v.text),
+      [],
+      "the pages broke the server's Content-Security-Policy",
+    );
   }
 
   async newPage(options: { width?: number; height?: number; permissions?: string[] } = {}): Promise<Page> {
@@ -65,7 +84,37 @@ export class BrowserHarness {
     const page = await context.newPage();
     page.setDefaultTimeout(WAIT);
     page.on("pageerror", (error) => this.pageErrors.push(`${error.message}\n${error.stack ?? ""}`));
+    const violation = (text: string) => {
+      this.cspViolations.push({ page, text });
+      this.pageErrors.push(text);
+    };
+    await page.exposeBinding("__parleyCspViolation", (_source, report: string) => violation(report));
+    // Before any of the page's own scripts: every violation in every document the page loads.
+    await page.addInitScript(() => {
+      document.addEventListener("securitypolicyviolation", (e) => {
+        window.__parleyCspViolation?.(`CSP violation: ${e.effectiveDirective} refused ${e.blockedURI || "(inline)"} in ${e.documentURI} at ${e.sourceFile}:${e.lineNumber} ${e.sample}`);
+      });
+    });
+    // Chromium's own word, for what the event does not report (a policy it cannot parse, violations in documents the init script missed).
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) violation(`CSP console ${message.type()}: ${message.text()}`);
+    });
     return page;
+  }
+
+  /**
+   * Closes `page` and hands back the CSP violations it caused, no longer
+   * counted as errors: for a test that provokes them on purpose.
+   */
+  async closeExpectingViolations(page: Page): Promise<string[]> {
+    await page.context().close();
+    const taken = this.cspViolations.filter((v) => v.page === page).map((v) => v.text);
+    for (let i = this.cspViolations.length - 1; i >= 0; i--) if (this.cspViolations[i]!.page === page) this.cspViolations.splice(i, 1);
+    for (const text of taken) {
+      const at = this.pageErrors.indexOf(text);
+      if (at >= 0) this.pageErrors.splice(at, 1);
+    }
+    return taken;
   }
 
   /** Signs in through the sign-in page, opening `hash` (e.g. "#inbox") afterwards. */
@@ -74,7 +123,8 @@ export class BrowserHarness {
     await page.getByLabel("Email").fill(user.email);
     await page.getByLabel("Password").fill(user.password);
     await page.getByRole("button", { name: "Log in" }).click();
-    await sidebar(page).waitFor();
+    // Attached, not visible: at phone size the sidebar is a closed drawer.
+    await page.locator("nav#left-sidebar").waitFor({ state: "attached" });
   }
 
   async createChannel(name: string, members: TestUser[], options: Record<string, unknown> = {}): Promise<number> {
@@ -103,4 +153,33 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** One accessibility finding of axe-core: the rule, its impact, and the elements it found. */
+export interface AxeFinding {
+  id: string;
+  impact: string;
+  help: string;
+  targets: string[];
+  /** The start of each element's HTML, to tell which one it is. */
+  html: string[];
+}
+
+let axeSource: string | null = null;
+
+/**
+ * The serious and critical WCAG findings of axe-core on the page as it is
+ * now (or within `selector`). axe runs through the DevTools protocol, so the
+ * page's Content-Security-Policy is not loosened for it.
+ */
+export async function axeFindings(page: Page, selector?: string): Promise<AxeFinding[]> {
+  axeSource ??= fs.readFileSync(path.join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
+  const loaded = await page.evaluate(() => typeof (window as unknown as { axe?: unknown }).axe !== "undefined");
+  if (!loaded) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async (context) => {
+    const axe = (window as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[]; html: string }[] }[] }> } }).axe;
+    const result = await axe.run(context ?? document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] }, resultTypes: ["violations"] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")), html: v.nodes.map((n) => n.html.slice(0, 160)) }));
+  }, selector ?? null);
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
 }

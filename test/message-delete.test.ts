@@ -6,13 +6,11 @@
 // `delete_message` events each client gets. Zulip's behaviour is in
 // docs/zulip-behaviour/message-delete.md.
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import { after, afterEach, before, describe, test } from "node:test";
 import { deleteMessages } from "../src/actions/message-delete.ts";
-import { storedFilePath } from "../src/actions/uploads.ts";
 import { Role } from "../src/domain/roles.ts";
 import type { User } from "../src/storage/schema.ts";
-import { assertError, assertSuccess, basicAuth, startTestApp, uniqueName, type ApiResponse, type Params, type TestApp, type TestUser } from "./helpers.ts";
+import { assertError, assertSuccess, basicAuth, startTestApp, storedBytes, uniqueName, type ApiResponse, type Params, type TestApp, type TestUser } from "./helpers.ts";
 
 // Tests read arbitrary fields of replies and events.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -640,19 +638,19 @@ describe("what goes with a message", () => {
     const attachments = async () => assertSuccess(await t.api(sender, "GET", "/attachments")).attachments as any[];
     const mine = async () => (await attachments()).find((a) => a.path_id === pathId);
     assert.deepEqual((await mine()).messages.map((m: any) => m.id), [first, second]);
-    const file = storedFilePath(t.services.config, pathId);
-    assert.ok(fs.existsSync(file));
+    const stored = async () => (await storedBytes(t, pathId))?.toString("utf8");
+    assert.equal(await stored(), "quarterly numbers");
     t.clearEvents();
 
     assertSuccess(await del(sender, first));
     assert.deepEqual((await mine()).messages.map((m: any) => m.id), [second], "still linked by the other message");
-    assert.ok(fs.existsSync(file));
+    assert.equal(await stored(), "quarterly numbers");
     assert.equal((await fetchFile(reader, pathId)).status, 200);
 
     assertSuccess(await del(sender, second));
     assert.equal(await mine(), undefined);
     assert.equal(await db().selectFrom("attachments").select("id").where("path_id", "=", pathId).executeTakeFirst(), undefined);
-    assert.equal(fs.existsSync(file), false);
+    assert.equal(await stored(), undefined);
     assert.equal((await fetchFile(sender, pathId)).status, 404);
     // Zulip sends no `attachment` event for this.
     assert.deepEqual(t.events.filter((n) => n.event.type === "attachment"), []);

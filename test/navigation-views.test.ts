@@ -94,7 +94,7 @@ describe("navigation views: add and list", () => {
     }
   });
 
-  test("parameter errors: missing, blank, not a boolean", async () => {
+  test("parameter errors: missing, blank, not a boolean, too long", async () => {
     const user = await fresh();
     assertError(await add(user, { is_pinned: true, name: "x" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'fragment' argument", { var_name: "fragment" });
     assertError(await add(user, { fragment: "inbox" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'is_pinned' argument", { var_name: "is_pinned" });
@@ -106,6 +106,9 @@ describe("navigation views: add and list", () => {
     assertError(await add(user, { fragment: "inbox", is_pinned: true, name: " " }), 400, "BAD_REQUEST", "name cannot be blank");
     assertError(await add(user, { fragment: "inbox", is_pinned: 5 }), 400, "BAD_REQUEST", "is_pinned is not a boolean");
     assertError(await add(user, { fragment: "inbox", is_pinned: '"true"' }), 400, "BAD_REQUEST", "is_pinned is not a boolean");
+    // Too long to index (a 500 on PostgreSQL before): bounded in bytes, so four-byte characters count four times.
+    assertError(await add(user, { fragment: "\u{1F600}".repeat(501), is_pinned: true, name: "long" }), 400, "BAD_REQUEST", "fragment is too long (limit: 2000 bytes)");
+    assertError(await add(user, { fragment: "narrow/".repeat(286), is_pinned: true, name: "long" }), 400, "BAD_REQUEST", "fragment is too long (limit: 2000 bytes)");
     assert.deepEqual(await list(user), []);
     assert.deepEqual(notifications(), []);
   });

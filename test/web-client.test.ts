@@ -2,12 +2,15 @@
 // playwright-core against a real server (test/helpers.ts) serving the built
 // client from dist/web. Signs in, chats between two people in two browser
 // contexts, and watches unread counts follow what is seen and what other
-// devices read. Takes the screenshot of the main view in docs/.
+// devices read. Takes the README's screenshots (docs/, with UPDATE_DOCS_SCREENSHOTS=1).
 //
 // Chromium comes from the system (`apt-get install chromium`); Playwright's
 // own browser download is not used. Without it this file fails, loudly.
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { gzipSync } from "node:zlib";
@@ -24,7 +27,7 @@ before(async () => {
 });
 after(() => h.close());
 const newPage = (options: { width?: number; height?: number } = {}) => h.newPage(options);
-const logIn = (page: Page, user: TestUser) => h.logIn(page, user);
+const logIn = (page: Page, user: TestUser, hash = "") => h.logIn(page, user, hash);
 
 /** The unread count beside a channel in the sidebar ("" when there is none). */
 async function channelCount(page: Page, streamId: number): Promise<string> {
@@ -111,6 +114,49 @@ describe("web client", () => {
     assert.deepEqual(pageErrors, []);
   });
 
+  test("the page runs under its Content-Security-Policy: no other site frames it; what the policy forbids is refused and fails the test", async () => {
+    // A page of another origin frames the signed-in app (clickjacking): the browser shows nothing of it.
+    const otherSite = http.createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(`<!doctype html><iframe src="${t.url}/" width="800" height="600"></iframe>`);
+    });
+    await new Promise<void>((resolve) => otherSite.listen(0, "127.0.0.1", resolve));
+    try {
+      const framer = await newPage();
+      await logIn(framer, t.users.member);
+      await framer.goto(`http://127.0.0.1:${(otherSite.address() as AddressInfo).port}/`);
+      const framed = framer.frames().find((f) => f !== framer.mainFrame());
+      assert.ok(framed, "the iframe has a frame");
+      assert.equal(await framed.locator("#root").count(), 0, `the app was shown in another site's frame (${framed.url()})`);
+      assert.match(framed.url(), /^chrome-error:/, "Chromium's error page stands in for the refused frame");
+      // The harness saw the refusal (as it would see the app break its own policy).
+      await waitFor("the refusal reported", async () => pageErrors.some((e) => e.includes("frame-ancestors")));
+      const refused = await h.closeExpectingViolations(framer);
+      assert.ok(refused.some((v) => v.includes("frame-ancestors 'none'")), refused.join("\n"));
+    } finally {
+      otherSite.close();
+    }
+
+    // In the app itself, a script of no file and an image from another site are refused, and each is a page error.
+    const page = await newPage();
+    await logIn(page, t.users.member);
+    const ran = await page.evaluate(async () => {
+      const script = document.createElement("script");
+      script.textContent = "window.injectedScriptRan = true";
+      document.body.append(script);
+      const image = document.createElement("img");
+      image.src = "https://elsewhere.invalid/pixel.png";
+      document.body.append(image);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return (window as unknown as { injectedScriptRan?: boolean }).injectedScriptRan === true;
+    });
+    assert.equal(ran, false, "an inline script ran");
+    await waitFor("both violations reported", async () => pageErrors.filter((e) => e.includes("CSP violation")).length >= 2);
+    const violations = await h.closeExpectingViolations(page);
+    assert.ok(violations.some((v) => v.includes("script-src")), violations.join("\n"));
+    assert.ok(violations.some((v) => v.includes("img-src") && v.includes("elsewhere.invalid")), violations.join("\n"));
+    assert.deepEqual(pageErrors, []);
+  });
+
   test("sign-in: a wrong password is refused in place; the right one opens the chat; Log out returns to the form", async () => {
     const page = await newPage();
     await page.goto(t.url + "/");
@@ -192,7 +238,7 @@ describe("web client", () => {
     await adam.getByRole("textbox", { name: "Message", exact: true }).pressSequentially("Margherita for me");
     // While Adam types, Max is told.
     await max.getByText("Adam Admin is typing…").waitFor();
-    await adam.getByRole("button", { name: "Send" }).click();
+    await adam.getByRole("button", { name: "Send", exact: true }).click();
     await max.getByText("Margherita for me").waitFor();
     await adam.getByText("Margherita for me").waitFor();
     // Sending ends the typing notice.
@@ -206,8 +252,8 @@ describe("web client", () => {
     assert.equal(await max.getByText("Margherita for me").count(), 1);
 
     // Search finds it through the server's full-text search narrow.
-    await max.getByRole("searchbox", { name: "Search" }).fill("margherita");
-    await max.getByRole("searchbox", { name: "Search" }).press("Enter");
+    await max.getByRole("combobox", { name: "Search" }).fill("margherita");
+    await max.getByRole("combobox", { name: "Search" }).press("Enter");
     await max.waitForFunction(() => location.hash === "#narrow/search/margherita");
     await max.getByText("Margherita for me").waitFor();
     assert.equal(await max.getByText("Shall we get pizza?").count(), 0);
@@ -219,7 +265,9 @@ describe("web client", () => {
     const adam = await newPage();
     await logIn(max, t.users.member);
     await logIn(adam, t.users.admin);
-    await sidebar(max).getByRole("link", { name: "Adam Admin", exact: true }).click();
+    // The user list (right sidebar) opens Adam's card, whose button starts the conversation.
+    await max.getByRole("complementary", { name: "User list" }).getByRole("link", { name: "Adam Admin", exact: true }).click();
+    await max.getByRole("dialog", { name: "Adam Admin" }).getByRole("button", { name: "Send direct message" }).click();
     await max.waitForFunction((id) => location.hash === `#narrow/dm/${id}-dm`, t.users.admin.id);
     // No topic in a direct conversation.
     assert.equal(await max.getByRole("textbox", { name: "Topic", exact: true }).count(), 0);
@@ -338,7 +386,7 @@ describe("web client", () => {
     await max.locator(".compose").waitFor();
     // The server forgets every queue (as after a restart): the next poll gets BAD_EVENT_QUEUE_ID.
     const queues = t.services.queues;
-    for (const queue of [...queuesOf(queues, t.users.member.id)]) queues.delete(queue);
+    for (const queueId of await queues.queueIdsOf(t.users.member.id)) await queues.remove(queueId, t.users.member.id);
     await send(t.users.admin, ops, "status", "All systems go");
     await max.getByText("All systems go").waitFor();
 
@@ -353,7 +401,8 @@ describe("web client", () => {
     assert.deepEqual(pageErrors, []);
   });
 
-  test("screenshot of the main view (docs/screenshot-main.png)", async () => {
+  // The README's screenshots: written to docs/ with UPDATE_DOCS_SCREENSHOTS=1 (else to the temporary directory, so a test run leaves the tree as it was).
+  test("screenshots of the main view: desktop, phone and dark (docs/screenshot-*.png)", async () => {
     const design = await createChannel("design", [t.users.member, t.users.admin, t.users.owner]);
     await send(t.users.owner, design, "new logo", "Here is the brief for the **new logo**:\n\n> Simple, friendly, works at 16 px.\n\nDeadline: Friday :rocket:");
     const code = await send(t.users.admin, design, "new logo", "A first sketch of the colour table:\n\n```python\nPALETTE = {\"primary\": \"#4f46e5\", \"accent\": 0xFFB020}\ndef tint(name):\n    return PALETTE[name]\n```");
@@ -366,15 +415,28 @@ describe("web client", () => {
     await page.goto(`${t.url}/#narrow/channel/${design}-design/topic/new.20logo`);
     await page.getByText("can you check it").waitFor();
     await page.getByRole("textbox", { name: "Message", exact: true }).fill("Looks great, checking now");
-    await page.waitForTimeout(300);
-    const file = path.join(ROOT, "docs/screenshot-main.png");
-    await page.screenshot({ path: file });
-    assert.ok(fs.statSync(file).size > 10_000);
+    const dir = process.env.UPDATE_DOCS_SCREENSHOTS === "1" ? path.join(ROOT, "docs") : fs.mkdtempSync(path.join(os.tmpdir(), "parley-docs-"));
+    const shoot = async (target: Page, name: string) => {
+      // Fonts and images settled, the caret's blink aside.
+      await target.evaluate(() => document.fonts.ready);
+      const file = path.join(dir, name);
+      await target.screenshot({ path: file, caret: "hide", animations: "disabled" });
+      assert.ok(fs.statSync(file).size > 10_000, name);
+    };
+    await shoot(page, "screenshot-main.png");
+
+    // Dark: the user's color_scheme setting, followed live.
+    assertSuccess(await t.api(t.users.member, "PATCH", "/settings", { color_scheme: 2 }));
+    await waitFor("the dark theme", async () => (await page.evaluate(() => document.documentElement.dataset.theme)) === "dark");
+    await shoot(page, "screenshot-dark.png");
+    assertSuccess(await t.api(t.users.member, "PATCH", "/settings", { color_scheme: 1 }));
+
+    // Phone size: the same topic, the sidebars as closed drawers.
+    const phone = await newPage({ width: 390, height: 844 });
+    await logIn(phone, t.users.member, `#narrow/channel/${design}-design/topic/new.20logo`);
+    await phone.getByText("can you check it").waitFor();
+    await shoot(phone, "screenshot-phone.png");
     assert.deepEqual(pageErrors, []);
   });
 });
 
-/** The user's event queues, through the queue registry's public interface. */
-function queuesOf(queues: TestApp["services"]["queues"], userId: number) {
-  return queues.queuesOf(userId);
-}

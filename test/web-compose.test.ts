@@ -153,7 +153,7 @@ describe("web client: compose", () => {
     const chips = page.getByRole("list", { name: "Recipients" });
     assert.deepEqual((await chips.locator("li").allTextContents()).map((s) => s.replace("×", "")), ["Adam Admin", "Mona Moderator"]);
     await page.getByRole("textbox", { name: "Message", exact: true }).fill("A word with you both");
-    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByRole("button", { name: "Send", exact: true }).click();
     await page.locator("article.message", { hasText: "A word with you both" }).waitFor();
     // The row may be the local echo: wait for the server to have stored it.
     let received: { messages: { content: string; display_recipient: { id: number }[] }[] } = { messages: [] };

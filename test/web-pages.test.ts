@@ -153,6 +153,7 @@ describe("web client: pages", () => {
     const role = users.getByLabel("Role of Nina Newcomer");
     await role.waitFor();
     await role.selectOption({ label: "Moderator" });
+    await olivia.getByRole("dialog", { name: "Change role of Nina Newcomer?" }).getByRole("button", { name: "Change role" }).click();
     const nina = assertSuccess(await t.api(t.users.owner, "GET", "/users/nina@example.com"));
     await waitFor("role saved", async () => assertSuccess(await t.api(t.users.owner, "GET", `/users/${nina.user.user_id}`)).user.role === 300);
 

@@ -3,7 +3,9 @@
 // options, ticks, new tasks by POST /submessage, seen by the other through
 // `submessage` events), KaTeX math in KaTeX's fonts, spoilers that open by
 // click and keyboard, custom emoji images in messages and reactions, an
-// uploaded image in a lightbox, tables and highlighted code, light and dark.
+// uploaded image in a lightbox, tables and highlighted code, light and dark;
+// the images the page's CSP lets in from elsewhere (avatars at EXTERNAL_URL,
+// YouTube thumbnails) load under it.
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -159,6 +161,32 @@ describe("web client: rendered content", () => {
       site.closeAllConnections();
       await new Promise((resolve) => site.close(resolve));
     }
+  });
+
+  test("images the policy allows from elsewhere load under it: avatars at the organization's URL, YouTube's thumbnails", async () => {
+    const t = h.t;
+    const stream = await h.createChannel("videos", [t.users.member, t.users.admin]);
+    await h.send(t.users.admin, stream, "watch", "Have a look: https://youtu.be/dQw4w9WgXcQ");
+    const page = await h.newPage();
+    // Neither host resolves here: the browser's requests (made only if the policy lets them through) are answered locally.
+    const thumbnails: string[] = [];
+    await page.route("https://i.ytimg.com/**", (route) => {
+      thumbnails.push(route.request().url());
+      return route.fulfill({ status: 200, contentType: "image/png", body: PNG });
+    });
+    await page.route(`${t.services.config.externalUrl}/**`, async (route) => {
+      const url = new URL(route.request().url());
+      return route.fulfill({ response: await route.fetch({ url: t.url + url.pathname + url.search }) });
+    });
+    await h.logIn(page, t.users.member);
+    await openTopic(page, "videos", "watch");
+    const thumbnail = page.locator(".youtube-video img");
+    await waitFor("the thumbnail loaded", () => thumbnail.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth === 16));
+    assert.deepEqual(thumbnails, ["https://i.ytimg.com/vi/dQw4w9WgXcQ/default.jpg"]);
+    const avatar = page.locator("article .message-gutter img.avatar").first();
+    assert.match((await avatar.getAttribute("src")) ?? "", /^http:\/\/parley\.test\/user_avatars\//);
+    await waitFor("the sender's avatar loaded", () => avatar.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0));
+    assert.deepEqual(h.pageErrors, []);
   });
 
   test("a bot's zform: its heading and choices; a click sends the choice's reply to the conversation, mentioning the bot", async () => {

@@ -11,9 +11,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import pg from "pg";
 import { BrowserHarness, channelLink, ROOT } from "./browser.ts";
-import { PG_URL } from "./helpers.ts";
+import { PG_URL, dropPgSchema } from "./helpers.ts";
 
 const CLI = path.join(ROOT, "dist", "cli.js");
 const h = new BrowserHarness();
@@ -88,12 +87,7 @@ after(async () => {
   await stopServe();
   await h.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
-  if (schema) {
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
-  }
+  if (schema) await dropPgSchema(schema);
 });
 
 test("the page survives a server restart: reconnecting, same session, missed messages shown", { timeout: 180_000 }, async () => {

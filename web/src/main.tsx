@@ -10,6 +10,9 @@ import "./styles/rendered.css";
 import "./styles/compose.css";
 import "./styles/pages.css";
 import "./styles/actions.css";
+import "./styles/shortcuts.css";
+import "./styles/phone.css";
+import "./styles/people.css";
 
 themeStore.setScheme(undefined);
 // Signed in already (the server wrote the session into the page): register the event queue now.

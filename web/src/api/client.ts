@@ -2,6 +2,7 @@
 // by the session cookie, with the session's CSRF token on unsafe methods.
 // Parameters travel as Zulip's clients send them: form-encoded, each value a
 // string as it is or JSON for anything else.
+import { t } from "../i18n.ts";
 
 export type Params = Record<string, unknown>;
 
@@ -68,7 +69,7 @@ export async function call<T = Record<string, unknown>>(method: "GET" | "POST" |
     response = await fetch(url, { method, headers, body, credentials: "same-origin", signal: options.signal });
   } catch (error) {
     if (options.signal?.aborted) throw error;
-    throw new ApiError(0, "NETWORK_ERROR", "Cannot reach the server");
+    throw new ApiError(0, "NETWORK_ERROR", t("Cannot reach the server"));
   }
   let json: Record<string, unknown> | undefined;
   try {
@@ -79,10 +80,10 @@ export async function call<T = Record<string, unknown>>(method: "GET" | "POST" |
   if (response.ok && json?.result === "success") return json as T;
   if (json === undefined) {
     // A proxy's error page or a server that is restarting: as good as unreachable.
-    throw new ApiError(response.status, response.status >= 500 ? "NETWORK_ERROR" : "BAD_RESPONSE", `The server answered ${response.status}`);
+    throw new ApiError(response.status, response.status >= 500 ? "NETWORK_ERROR" : "BAD_RESPONSE", t("The server answered {{status}}", { status: response.status }));
   }
   const code = typeof json.code === "string" ? json.code : "BAD_REQUEST";
-  const msg = typeof json.msg === "string" ? json.msg : `Error ${response.status}`;
+  const msg = typeof json.msg === "string" ? json.msg : t("Error {{status}}", { status: response.status });
   if (response.status === 401 && !options.quietUnauthorized) onUnauthorized?.();
   throw new ApiError(response.status, code, msg, json);
 }
@@ -103,11 +104,11 @@ export async function postFile(path: string, file: File, signal?: AbortSignal): 
   try {
     response = await fetch(`/json${path}`, { method: "POST", headers, body: form, credentials: "same-origin", signal });
   } catch {
-    throw new ApiError(0, "NETWORK_ERROR", "Cannot reach the server");
+    throw new ApiError(0, "NETWORK_ERROR", t("Cannot reach the server"));
   }
   const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   if (response.ok && json.result === "success") return json;
-  throw new ApiError(response.status, typeof json.code === "string" ? json.code : "BAD_REQUEST", typeof json.msg === "string" ? json.msg : `Upload failed (${response.status})`, json);
+  throw new ApiError(response.status, typeof json.code === "string" ? json.code : "BAD_REQUEST", typeof json.msg === "string" ? json.msg : t("Upload failed ({{status}})", { status: response.status }), json);
 }
 
 export const api = {
@@ -116,3 +117,47 @@ export const api = {
   patch: <T = Record<string, unknown>>(path: string, params?: Params, options?: CallOptions) => call<T>("PATCH", path, params, options),
   delete: <T = Record<string, unknown>>(path: string, params?: Params, options?: CallOptions) => call<T>("DELETE", path, params, options),
 };
+
+/**
+ * POST /json/user_uploads with one file, telling `onProgress` the share sent
+ * (0…1) as it goes (fetch cannot report upload progress, so this uses
+ * XMLHttpRequest); `signal` aborts it.
+ */
+export function uploadFileWithProgress(file: File, onProgress: (fraction: number) => void, signal?: AbortSignal): Promise<{ url: string; filename: string }> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/json/user_uploads");
+    xhr.setRequestHeader("accept", "application/json");
+    if (csrfToken !== null) xhr.setRequestHeader("x-csrftoken", csrfToken);
+    xhr.withCredentials = true;
+    xhr.upload.onprogress = (e) => {
+      if (e.lengthComputable && e.total > 0) onProgress(e.loaded / e.total);
+    };
+    xhr.onload = () => {
+      let json: Record<string, unknown> = {};
+      try {
+        json = JSON.parse(xhr.responseText) as Record<string, unknown>;
+      } catch {
+        // Not JSON: reported below by status.
+      }
+      if (xhr.status >= 200 && xhr.status < 300 && json.result === "success") {
+        resolve({ url: String(json.url ?? json.uri), filename: String(json.filename ?? file.name) });
+        return;
+      }
+      if (xhr.status === 401) onUnauthorized?.();
+      reject(new ApiError(xhr.status, typeof json.code === "string" ? json.code : "BAD_REQUEST", typeof json.msg === "string" ? json.msg : t("Upload failed ({{status}})", { status: xhr.status }), json));
+    };
+    xhr.onerror = () => reject(new ApiError(0, "NETWORK_ERROR", t("Cannot reach the server")));
+    xhr.onabort = () => reject(new DOMException("Upload cancelled", "AbortError"));
+    if (signal) {
+      if (signal.aborted) {
+        reject(new DOMException("Upload cancelled", "AbortError"));
+        return;
+      }
+      signal.addEventListener("abort", () => xhr.abort(), { once: true });
+    }
+    const form = new FormData();
+    form.append("file", file, file.name);
+    xhr.send(form);
+  });
+}

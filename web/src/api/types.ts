@@ -31,6 +31,9 @@ export interface Message {
   last_moved_timestamp?: number;
   /** Widget data (polls, todo lists): the first is the widget, the rest its votes, tasks… */
   submessages?: Submessage[];
+  /** In a search's reply: the content and topic with the matched words highlighted (kept by the list, not the message). */
+  match_content?: string;
+  match_subject?: string;
 }
 
 export interface Submessage {
@@ -50,6 +53,12 @@ export interface User {
   is_bot: boolean;
   role: number;
   timezone?: string;
+  /** A bot's owner. */
+  bot_owner_id?: number | null;
+  /** The real address, when the viewer may see it (null otherwise). */
+  delivery_email?: string | null;
+  /** Custom profile field values by field id. */
+  profile_data?: Record<string, { value: string; rendered_value?: string }>;
 }
 
 export interface Subscription {
@@ -91,14 +100,22 @@ export interface RegisterResponse {
   server_typing_started_wait_period_milliseconds?: number;
   max_topic_length?: number;
   realm_empty_topic_display_name?: string;
+  recent_private_conversations?: { user_ids: number[]; max_message_id: number }[];
   user_topics?: { stream_id: number; topic_name: string; visibility_policy: number }[];
+  muted_users?: { id: number; timestamp: number }[];
+  realm_playgrounds?: { id: number; name: string; pygments_language: string; url_template: string }[];
   server_emoji_data_url?: string;
   realm_emoji?: Record<string, { id: string; name: string; source_url: string; deactivated: boolean }>;
+  scheduled_messages?: import("../model/scheduled.ts").ScheduledMessage[];
+  reminders?: import("../model/scheduled.ts").Reminder[];
+  saved_snippets?: import("../model/snippets.ts").SavedSnippet[];
+  drafts?: import("../model/drafts.ts").ServerDraft[];
   user_settings?: { enable_desktop_notifications?: boolean; color_scheme?: number; [key: string]: unknown };
   user_status?: Record<string, { status_text?: string; emoji_name?: string; emoji_code?: string; reaction_type?: string; away?: boolean }>;
   realm_description?: string;
   channel_folders?: { id: number; name: string; order: number; is_archived: boolean }[];
   realm_invite_required?: boolean;
+  custom_profile_fields?: import("../model/profile-fields.ts").ProfileField[];
 }
 
 /** Slim presence: per user id, the last active and last connected times (seconds). */

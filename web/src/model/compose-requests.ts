@@ -9,9 +9,12 @@ export interface ComposeRequest {
   /** narrowKey of the compose box that should apply it. */
   key: string;
   topic?: string;
+  /** Set the topic only when the box's topic is this one (a topic renamed under the box follows it). */
+  ifTopic?: string;
   /** Text to add to the message (after what is there, on its own line). */
   insert?: string;
-  focus: "topic" | "message";
+  /** Which field gets the focus; "none" leaves the focus where it is. */
+  focus: "topic" | "message" | "none";
 }
 
 export const useComposeRequests = create<{ request: ComposeRequest | null }>(() => ({ request: null }));

@@ -3,6 +3,8 @@
 // gone (BAD_EVENT_QUEUE_ID: expired, or the server restarted) the client
 // registers again, which reloads the stores and refetches the open narrow;
 // while the server cannot be reached the page says it is reconnecting.
+import { mutingStore } from "./muting.ts";
+import { playgroundsStore } from "./playgrounds.ts";
 import { create } from "zustand";
 import { api, ApiError } from "../api/client.ts";
 import type { RegisterResponse, ServerEvent } from "../api/types.ts";
@@ -13,13 +15,19 @@ import { channelFoldersStore } from "./channel-folders.ts";
 import { settingsStore } from "./settings.ts";
 import { userStatusStore } from "./user-status.ts";
 import { widgetsStore } from "./widgets.ts";
+import { recentStore } from "./recent.ts";
+import { dmConversationsStore } from "./dm-conversations.ts";
+import { organizationStore } from "./organization.ts";
+import { draftsStore } from "./drafts.ts";
+import { scheduledStore } from "./scheduled.ts";
+import { snippetsStore } from "./snippets.ts";
 import { applyEvent } from "./events.ts";
 import { messagesStore } from "./messages.ts";
 import { permissionsStore } from "./permissions.ts";
-import { parseHash } from "./narrow.ts";
-import { readLocation, useNavigation } from "./navigation.ts";
-import { useSession } from "./session.ts";
+import { locationView, readLocation, useNavigation } from "./navigation.ts";
+import { onLogOut, useSession } from "./session.ts";
 import { presenceStore } from "./presence.ts";
+import { profileFieldsStore } from "./profile-fields.ts";
 import { reading } from "./reading.ts";
 import { realmStore } from "./realm.ts";
 import { topicsStore } from "./topics.ts";
@@ -44,13 +52,40 @@ const CAPABILITIES = {
   user_settings_object: true,
   empty_topic_name: true,
   simplified_presence_events: true,
+  linkifier_url_template: true,
 };
 
 let run = 0;
 let abort: AbortController | null = null;
 let presenceTimer: ReturnType<typeof setInterval> | null = null;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Ends the current wait between reconnection attempts early (the tab came back, the network returned). */
+let wakeUp: (() => void) | null = null;
+
+/** Waits `ms`, or less when wake() is called meanwhile. */
+function backoff(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      if (wakeUp === done) wakeUp = null;
+      resolve();
+    }
+    wakeUp = done;
+  });
+}
+
+/** The tab is shown or focused again, or the browser is back online: a waiting reconnection tries at once. */
+function wake(): void {
+  if (document.visibilityState === "hidden") return;
+  wakeUp?.();
+}
+
+if (typeof window !== "undefined") {
+  window.addEventListener("online", wake);
+  window.addEventListener("focus", wake);
+  document.addEventListener("visibilitychange", wake);
+}
 
 async function register(): Promise<RegisterResponse> {
   return api.post<RegisterResponse>("/register", {
@@ -67,12 +102,21 @@ function load(initial: RegisterResponse): Promise<void> {
   usersStore.load(initial);
   realmStore.load(initial);
   permissionsStore.load(initial);
+  organizationStore.load(initial);
   channelsStore.load(initial);
+  mutingStore.load(initial.muted_users);
+  playgroundsStore.load(initial.realm_playgrounds);
   unreadsStore.load(initial.unread_msgs, initial.user_id);
+  dmConversationsStore.load(initial.recent_private_conversations, initial.user_id);
+  recentStore.reset(initial.user_id);
   presenceStore.load(initial.presences);
   emojiStore.load(initial.server_emoji_data_url, initial.realm_emoji);
   settingsStore.load(initial.user_settings);
   userStatusStore.load(initial.user_status);
+  scheduledStore.load(initial.scheduled_messages, initial.reminders);
+  snippetsStore.load(initial.saved_snippets);
+  draftsStore.load(initial.drafts);
+  profileFieldsStore.load(initial.custom_profile_fields);
   allChannelsStore.reset();
   channelFoldersStore.load(initial.channel_folders);
   typingStore.reset();
@@ -93,7 +137,7 @@ function load(initial: RegisterResponse): Promise<void> {
 function prefetchOpenNarrow(): void {
   const selfId = useUsers.getState().selfId || useSession.getState().user?.user_id;
   if (!selfId) return;
-  const view = parseHash(window.location.hash, selfId);
+  const view = locationView(selfId);
   if (view.kind === "messages") messagesStore.prefetch(view.narrow, view.near);
 }
 
@@ -122,7 +166,13 @@ async function loop(myRun: number): Promise<void> {
         if (presenceTimer === null) void opened.finally(() => startPresence(myRun));
       }
       abort = new AbortController();
-      const reply = await api.get<{ events: ServerEvent[] }>("/events", { queue_id: queueId, last_event_id: lastEventId }, { signal: abort.signal });
+      // After a failure the first poll answers at once (dont_block), so the page knows it is back without
+      // waiting for the next event; then it waits for events again.
+      const reply = await api.get<{ events: ServerEvent[] }>(
+        "/events",
+        { queue_id: queueId, last_event_id: lastEventId, ...(failures > 0 ? { dont_block: true } : {}) },
+        { signal: abort.signal },
+      );
       if (myRun !== run) return;
       failures = 0;
       useConnection.setState({ status: "live" });
@@ -144,14 +194,18 @@ async function loop(myRun: number): Promise<void> {
       }
       if (error instanceof ApiError && error.code === "BAD_EVENT_QUEUE_ID") {
         queueId = null;
+        // The new queue's first poll answers at once: "Reconnecting…" goes as soon as the page is loaded again.
+        failures = Math.max(failures, 1);
         useConnection.setState({ status: "reconnecting" });
         continue;
       }
       failures += 1;
       useConnection.setState({ status: "reconnecting" });
-      // Back off up to 10 s; rate limits say how long to wait.
+      // Soon after the first failure, then backing off up to 10 s (a rate limit says how long to wait);
+      // the tab coming back or the network returning ends the wait at once (wake()).
       const retryAfter = error instanceof ApiError && typeof error.body["retry-after"] === "number" ? (error.body["retry-after"] as number) * 1000 : 0;
-      await sleep(Math.max(retryAfter, Math.min(10_000, 500 * 2 ** Math.min(failures, 5))));
+      if (retryAfter > 0) await new Promise((resolve) => setTimeout(resolve, retryAfter));
+      else await backoff(Math.min(10_000, 250 * 2 ** Math.min(failures - 1, 6)));
     }
   }
 }
@@ -182,3 +236,6 @@ export const connection = {
     useConnection.setState({ status: "stopped", queueId: null, loaded: false });
   },
 };
+
+// The poll and the presence reports end before the session does.
+onLogOut(() => connection.stop());

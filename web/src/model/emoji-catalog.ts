@@ -4,6 +4,7 @@
 // picker), plus the organization's custom emoji.
 import compact from "emojibase-data/en/compact.json";
 import { emojiStore, type RealmEmoji } from "./emoji.ts";
+import { t } from "../i18n.ts";
 
 export interface CatalogEmoji {
   /** The server's first name for it. */
@@ -22,7 +23,19 @@ export interface Category {
   emoji: CatalogEmoji[];
 }
 
-const GROUP_LABELS = ["Smileys & emotion", "People & body", "Components", "Animals & nature", "Food & drink", "Travel & places", "Activities", "Objects", "Symbols", "Flags"];
+/** The groups' names, read when shown (in the interface's language of the moment). */
+const GROUP_LABELS = [
+  () => t("Smileys & emotion"),
+  () => t("People & body"),
+  () => t("Components"),
+  () => t("Animals & nature"),
+  () => t("Food & drink"),
+  () => t("Travel & places"),
+  () => t("Activities"),
+  () => t("Objects"),
+  () => t("Symbols"),
+  () => t("Flags"),
+];
 
 /** Zulip's default popular reactions. */
 const POPULAR = ["1f44d", "1f389", "1f642", "2764", "1f6e0", "1f419"];
@@ -59,11 +72,12 @@ async function build(): Promise<Category[]> {
   }
   const categories: Category[] = [];
   const popular = POPULAR.map((c) => byCode.get(c)).filter((e): e is CatalogEmoji => e !== undefined);
-  if (popular.length > 0) categories.push({ id: "popular", label: "Popular", emoji: popular });
+  if (popular.length > 0) categories.push({ id: "popular", get label() { return t("Popular"); }, emoji: popular });
   groups.forEach((list, i) => {
     // Skin-tone swatches and hair components are not reactions.
     if (i === 2 || list.length === 0) return;
-    categories.push({ id: `g${i}`, label: GROUP_LABELS[i]!, emoji: list.sort((a, b) => a.order - b.order).map((x) => x.emoji) });
+    const label = GROUP_LABELS[i]!;
+    categories.push({ id: `g${i}`, get label() { return label(); }, emoji: list.sort((a, b) => a.order - b.order).map((x) => x.emoji) });
   });
   return categories;
 }

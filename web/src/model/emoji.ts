@@ -3,6 +3,7 @@
 // when first needed, and the organization's custom emoji from /register and
 // realm_emoji events.
 import { create } from "zustand";
+import { t } from "../i18n.ts";
 
 export interface EmojiEntry {
   name: string;
@@ -43,10 +44,10 @@ export const emojiStore = {
   },
   /** The server's emoji document (code → names), fetched once for the typeahead and the picker alike. */
   codeToNames(): Promise<Record<string, string[]>> {
-    if (dataUrl === null) return Promise.reject(new Error("The server did not say where its emoji data is."));
+    if (dataUrl === null) return Promise.reject(new Error(t("The server did not say where its emoji data is.")));
     emojiDocument ??= fetch(dataUrl, { credentials: "same-origin" })
       .then((r) => {
-        if (!r.ok) throw new Error(`Emoji data: the server answered ${r.status}`);
+        if (!r.ok) throw new Error(t("Emoji data: the server answered {{status}}", { status: r.status }));
         return r.json() as Promise<{ code_to_names: Record<string, string[]> }>;
       })
       .then((data) => data.code_to_names)
@@ -73,15 +74,46 @@ export const emojiStore = {
   },
 };
 
-/** Emoji whose name starts with (then contains) the query, custom emoji first. */
+// Zulip's popular emoji (web/src/typeahead.ts popular_emojis): +1, tada,
+// slight_smile, heart, working_on_it, octopus.
+const POPULAR_CODES = new Set(["1f44d", "1f389", "1f642", "2764", "1f6e0", "1f419"]);
+
+/**
+ * Emoji for a typed name, ranked as Zulip's sort_emojis: the exact name, then
+ * popular emoji with a word starting with the query, then names starting with
+ * the query, then names with a later word starting with it (custom emoji first
+ * within each group); one entry per emoji, under its best-matching name.
+ */
 export function searchEmoji(query: string, limit = 8): EmojiEntry[] {
-  const q = query.toLowerCase();
+  const q = query.trim().toLowerCase().replace(/ /g, "_");
   const { unicode, realm } = useEmoji.getState();
   const custom: EmojiEntry[] = Object.values(realm)
     .filter((e) => !e.deactivated)
     .map((e) => ({ name: e.name, code: e.id, type: "realm_emoji", url: e.source_url }));
   const all = [...custom, ...(unicode ?? [])];
-  const starts = all.filter((e) => e.name.startsWith(q));
-  const contains = q.length >= 2 ? all.filter((e) => !e.name.startsWith(q) && e.name.includes(q)) : [];
-  return [...starts, ...contains].slice(0, limit);
+  const wordMatch = (name: string) => name.split("_").some((piece) => piece.startsWith(q));
+  const exact: EmojiEntry[] = [];
+  const popular: EmojiEntry[] = [];
+  const prefix: EmojiEntry[] = [];
+  const word: EmojiEntry[] = [];
+  for (const e of all) {
+    const name = e.name.toLowerCase();
+    if (name === q) exact.push(e);
+    else if (e.type === "unicode_emoji" && POPULAR_CODES.has(e.code) && wordMatch(name)) popular.push(e);
+    else if (name.startsWith(q)) prefix.push(e);
+    else if (wordMatch(name)) word.push(e);
+  }
+  const customFirst = (list: EmojiEntry[]) => [...list.filter((e) => e.type === "realm_emoji"), ...list.filter((e) => e.type !== "realm_emoji")];
+  const seen = new Set<string>();
+  const result: EmojiEntry[] = [];
+  // A custom emoji of the same name as a Unicode one takes its place, as in Zulip.
+  const customNames = new Set(custom.map((e) => e.name));
+  for (const e of [...customFirst(exact), ...popular, ...customFirst(prefix), ...customFirst(word)]) {
+    const key = `${e.type}:${e.code}`;
+    if (seen.has(key) || (e.type === "unicode_emoji" && customNames.has(e.name))) continue;
+    seen.add(key);
+    result.push(e);
+    if (result.length >= limit) break;
+  }
+  return result;
 }

@@ -8,9 +8,13 @@ import { allChannelsStore } from "./all-channels.ts";
 import { channelFoldersStore } from "./channel-folders.ts";
 import { settingsStore } from "./settings.ts";
 import { userStatusStore } from "./user-status.ts";
+import { mutingStore } from "./muting.ts";
+import { playgroundsStore } from "./playgrounds.ts";
 import { messagesStore } from "./messages.ts";
+import { followMove, type MoveEvent } from "./conversation-moves.ts";
 import { permissionsStore } from "./permissions.ts";
 import { presenceStore } from "./presence.ts";
+import { profileFieldsStore } from "./profile-fields.ts";
 import { reading } from "./reading.ts";
 import { realmStore } from "./realm.ts";
 import { topicsStore } from "./topics.ts";
@@ -18,15 +22,24 @@ import { typingStore } from "./typing.ts";
 import { unreadsStore } from "./unreads.ts";
 import { usersStore, useUsers } from "./users.ts";
 import { widgetsStore } from "./widgets.ts";
+import { recentStore } from "./recent.ts";
+import { dmConversationsStore } from "./dm-conversations.ts";
+import { organizationStore } from "./organization.ts";
+import { draftsStore } from "./drafts.ts";
+import { scheduledStore } from "./scheduled.ts";
+import { snippetsStore } from "./snippets.ts";
 
 export function applyEvent(event: ServerEvent): void {
   const selfId = useUsers.getState().selfId;
   permissionsStore.applyEvent(event);
+  organizationStore.applyEvent(event);
   switch (event.type) {
     case "message": {
       const message = { ...(event.message as Message), flags: (event.flags as string[]) ?? [] };
       messagesStore.addMessage(message, (event.local_message_id ?? event.local_id) as string | undefined);
       unreadsStore.addMessage(message, selfId);
+      recentStore.addMessage(message);
+      dmConversationsStore.noteMessage(message, selfId);
       if (message.type === "stream" && message.stream_id !== undefined) topicsStore.noteMessage(message.stream_id, message.subject, message.id);
       notificationsStore.notice(message, message.flags ?? [], selfId, message.type === "stream" ? `#${channelName(message.stream_id!) ?? ""} > ${message.subject}` : "direct message");
       break;
@@ -47,8 +60,10 @@ export function applyEvent(event: ServerEvent): void {
       if (event.new_stream_id !== undefined || event.subject !== undefined) {
         const ids: number[] = event.message_ids ?? [event.message_id];
         unreadsStore.move(ids, event.new_stream_id ?? event.stream_id, event.subject ?? event.orig_subject ?? "");
+        recentStore.move(ids, event.new_stream_id, event.subject);
         if (event.stream_id !== undefined) topicsStore.invalidate(event.stream_id);
         if (event.new_stream_id !== undefined) topicsStore.invalidate(event.new_stream_id);
+        followMove(event as unknown as MoveEvent);
       }
       break;
     }
@@ -56,6 +71,7 @@ export function applyEvent(event: ServerEvent): void {
       const ids: number[] = event.message_ids ?? [event.message_id];
       messagesStore.deleteMessages(ids);
       unreadsStore.remove(ids);
+      recentStore.remove(ids);
       break;
     }
     case "update_message_flags": {
@@ -96,22 +112,37 @@ export function applyEvent(event: ServerEvent): void {
       else if (event.op === "remove") usersStore.remove(event.person.user_id);
       break;
     case "subscription":
-      if (event.op === "add") channelsStore.addSubscriptions(event.subscriptions);
-      else if (event.op === "remove") channelsStore.removeSubscriptions((event.subscriptions as { stream_id: number }[]).map((s) => s.stream_id));
-      else if (event.op === "update") channelsStore.updateSubscription(event.stream_id, event.property, event.value);
+      if (event.op === "add") {
+        channelsStore.addSubscriptions(event.subscriptions);
+        allChannelsStore.subscribed(event.subscriptions, selfId);
+      } else if (event.op === "remove") {
+        const ids = (event.subscriptions as { stream_id: number }[]).map((s) => s.stream_id);
+        channelsStore.removeSubscriptions(ids);
+        allChannelsStore.unsubscribed(ids, selfId);
+      } else if (event.op === "update") channelsStore.updateSubscription(event.stream_id, event.property, event.value);
+      else if (event.op === "peer_add" || event.op === "peer_remove") allChannelsStore.peers(event.op === "peer_add" ? "add" : "remove", event.stream_ids ?? [], event.user_ids ?? []);
       break;
     case "stream":
       if (event.op === "update") {
         channelsStore.updateChannel(event.stream_id, event.property, event.value);
-        allChannelsStore.updated(event.stream_id, event.property, event.value);
+        allChannelsStore.updated(event.stream_id, event.property, event.value, event.rendered_description !== undefined ? { rendered_description: event.rendered_description } : {});
       } else if (event.op === "delete") {
         const ids = (event.streams as { stream_id: number }[]).map((s) => s.stream_id);
         channelsStore.removeSubscriptions(ids);
         allChannelsStore.deleted(ids);
       } else if (event.op === "create") allChannelsStore.created(event.streams);
       break;
+    case "custom_profile_fields":
+      profileFieldsStore.load(event.fields);
+      break;
     case "channel_folder":
       channelFoldersStore.apply(event);
+      break;
+    case "muted_users":
+      mutingStore.apply(event.muted_users ?? []);
+      break;
+    case "realm_playgrounds":
+      playgroundsStore.load(event.realm_playgrounds);
       break;
     case "user_topic":
       channelsStore.setTopicPolicy(event.stream_id, event.topic_name, event.visibility_policy);
@@ -119,6 +150,18 @@ export function applyEvent(event: ServerEvent): void {
     case "realm":
       if (event.op === "update") realmStore.applyUpdate(event.property, event.value);
       else if (event.op === "update_dict") realmStore.applyUpdateDict(event.data ?? {});
+      break;
+    case "scheduled_messages":
+      scheduledStore.applyScheduled(event as Parameters<typeof scheduledStore.applyScheduled>[0]);
+      break;
+    case "reminders":
+      scheduledStore.applyReminders(event as Parameters<typeof scheduledStore.applyReminders>[0]);
+      break;
+    case "saved_snippets":
+      snippetsStore.apply(event as Parameters<typeof snippetsStore.apply>[0]);
+      break;
+    case "drafts":
+      draftsStore.apply(event as Parameters<typeof draftsStore.apply>[0]);
       break;
     default:
       // heartbeat and the events this client does not show yet.

@@ -7,7 +7,7 @@ import { create } from "zustand";
 import { useNavigation } from "./navigation.ts";
 import { narrowKey } from "./narrow.ts";
 
-export type MessageDialog = "delete" | "history" | "report" | "move" | "new-dm";
+export type MessageDialog = "delete" | "history" | "report" | "move" | "new-dm" | "remind";
 
 export interface MessageUiState {
   selectedId: number | null;

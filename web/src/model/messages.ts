@@ -20,10 +20,28 @@ export interface MessageList {
   error: string | null;
   /** Where the list was opened (the first unread, or the newest): the view scrolls there once. */
   anchorId: number | null;
+  /**
+   * A search's highlighted versions of its messages (the server's
+   * match_content and match_subject), by message id: shown in this list
+   * only, the messages table keeps each message as it is.
+   */
+  matches: Record<number, SearchMatch>;
 }
+
+export interface SearchMatch {
+  /** Rendered HTML with <span class="highlight"> around the matched words. */
+  content: string;
+  /** The topic, HTML-escaped, matched words highlighted the same way. */
+  subject: string;
+}
+
+export type SendTarget = { type: "stream"; streamId: number; streamName: string; topic: string } | { type: "private"; userIds: number[] };
 
 export interface OutboxMessage {
   localId: string;
+  /** What was typed and where it goes: a failed send is tried again from these, or given back to the compose box. */
+  content: string;
+  target: SendTarget;
   /** What the message will look like, for matching narrows and drawing the echo. */
   draft: Message;
   state: "sending" | "sent" | "failed";
@@ -66,13 +84,24 @@ function selfId(): number {
   return useUsers.getState().selfId;
 }
 
+/** The messages table holds messages as they are: a search's highlights stay with its list (searchMatches). */
 function storeMessages(messages: Message[]): void {
   if (messages.length === 0) return;
   useMessages.setState((s) => {
     const byId = { ...s.byId };
-    for (const m of messages) byId[m.id] = m;
+    for (const m of messages) {
+      const { match_content: _content, match_subject: _subject, ...plain } = m;
+      byId[m.id] = plain;
+    }
     return { byId };
   });
+}
+
+/** The highlighted versions a search's page brought (GET /messages sends them when the narrow searches words). */
+function searchMatches(messages: Message[]): Record<number, SearchMatch> {
+  const matches: Record<number, SearchMatch> = {};
+  for (const m of messages) if (m.match_content !== undefined && m.match_subject !== undefined) matches[m.id] = { content: m.match_content, subject: m.match_subject };
+  return matches;
 }
 
 /** The messages table without the messages no list or unsent message refers to any more. */
@@ -88,9 +117,10 @@ function heldOnly(byId: Record<number, Message>, lists: Record<string, MessageLi
 /** A list longer than MAX_LIST_LENGTH loses its far end: the oldest messages when it grew at the newest end, and the reverse. */
 function trimmed(list: MessageList, grewAt: "oldest" | "newest", slack = 0): MessageList {
   if (list.ids.length <= MAX_LIST_LENGTH + slack) return list;
-  return grewAt === "oldest"
-    ? { ...list, ids: list.ids.slice(0, MAX_LIST_LENGTH), foundNewest: false }
-    : { ...list, ids: list.ids.slice(-MAX_LIST_LENGTH), foundOldest: false };
+  const ids = grewAt === "oldest" ? list.ids.slice(0, MAX_LIST_LENGTH) : list.ids.slice(-MAX_LIST_LENGTH);
+  const matches: Record<number, SearchMatch> = {};
+  for (const id of ids) if (list.matches[id]) matches[id] = list.matches[id];
+  return grewAt === "oldest" ? { ...list, ids, matches, foundNewest: false } : { ...list, ids, matches, foundOldest: false };
 }
 
 /** Puts a grown list in place, trimming it and letting go of the messages nothing holds any more. */
@@ -203,7 +233,7 @@ export const messagesStore = {
     useMessages.setState((s) => {
       const lists: Record<string, MessageList> = {
         ...s.lists,
-        [key]: { narrow, ids: [], foundOldest: false, foundNewest: false, loading: true, loadingOlder: false, loadingNewer: false, error: null, anchorId: null },
+        [key]: { narrow, ids: [], foundOldest: false, foundNewest: false, loading: true, loadingOlder: false, loadingNewer: false, error: null, anchorId: null, matches: {} },
       };
       for (const k of dropped) {
         delete lists[k];
@@ -223,7 +253,7 @@ export const messagesStore = {
         const me = selfId();
         for (const m of Object.values(useMessages.getState().byId)) if (m.id > newest && messageMatches(narrow, m, me) === true) ids.push(m.id);
       }
-      patchList(key, () => ({ ids: sortedUnique(ids), foundOldest: reply.found_oldest, foundNewest: reply.found_newest, loading: false, anchorId }));
+      patchList(key, () => ({ ids: sortedUnique(ids), foundOldest: reply.found_oldest, foundNewest: reply.found_newest, loading: false, anchorId, matches: searchMatches(reply.messages) }));
       // A message sent after that read of the history but before the event queue existed would be in
       // neither: ask once more for what follows the newest message read.
       if (prefetched && reply.found_newest) void this.catchUp(key, reply.messages.at(-1)?.id);
@@ -242,7 +272,7 @@ export const messagesStore = {
       const reply = await fetchMessages(list.narrow, after ?? "oldest", 0, PAGE, after === undefined);
       if (gen !== generation || listEpoch.get(key) !== epoch || reply.messages.length === 0) return;
       storeMessages(reply.messages);
-      replaceGrownList(key, "newest", (l) => ({ ids: sortedUnique([...l.ids, ...reply.messages.map((m) => m.id)]), foundNewest: l.foundNewest && reply.found_newest }));
+      replaceGrownList(key, "newest", (l) => ({ ids: sortedUnique([...l.ids, ...reply.messages.map((m) => m.id)]), foundNewest: l.foundNewest && reply.found_newest, matches: { ...l.matches, ...searchMatches(reply.messages) } }));
     } catch {
       // The list stands as read; the next event queue's reload fetches it again.
     }
@@ -257,7 +287,7 @@ export const messagesStore = {
       const reply = await fetchMessages(list.narrow, list.ids[0]!, PAGE, 0, false);
       if (gen !== generation || listEpoch.get(key) !== epoch) return;
       storeMessages(reply.messages);
-      replaceGrownList(key, "oldest", (l) => ({ ids: sortedUnique([...reply.messages.map((m) => m.id), ...l.ids]), foundOldest: reply.found_oldest, loadingOlder: false }));
+      replaceGrownList(key, "oldest", (l) => ({ ids: sortedUnique([...reply.messages.map((m) => m.id), ...l.ids]), foundOldest: reply.found_oldest, loadingOlder: false, matches: { ...l.matches, ...searchMatches(reply.messages) } }));
     } catch (error) {
       if (gen !== generation || listEpoch.get(key) !== epoch) return;
       patchList(key, () => ({ loadingOlder: false, error: error instanceof Error ? error.message : String(error) }));
@@ -273,7 +303,7 @@ export const messagesStore = {
       const reply = await fetchMessages(list.narrow, list.ids.at(-1)!, 0, PAGE, false);
       if (gen !== generation || listEpoch.get(key) !== epoch) return;
       storeMessages(reply.messages);
-      replaceGrownList(key, "newest", (l) => ({ ids: sortedUnique([...l.ids, ...reply.messages.map((m) => m.id)]), foundNewest: reply.found_newest, loadingNewer: false }));
+      replaceGrownList(key, "newest", (l) => ({ ids: sortedUnique([...l.ids, ...reply.messages.map((m) => m.id)]), foundNewest: reply.found_newest, loadingNewer: false, matches: { ...l.matches, ...searchMatches(reply.messages) } }));
     } catch (error) {
       if (gen !== generation || listEpoch.get(key) !== epoch) return;
       patchList(key, () => ({ loadingNewer: false, error: error instanceof Error ? error.message : String(error) }));
@@ -335,6 +365,7 @@ export const messagesStore = {
   }): void {
     const me = selfId();
     const refetch = new Set<string>();
+    const highlight: { key: string; ids: number[] }[] = [];
     useMessages.setState((s) => {
       const byId = { ...s.byId };
       const ids = event.message_ids ?? [event.message_id];
@@ -354,11 +385,23 @@ export const messagesStore = {
         }
         byId[id] = next;
       }
-      if (!moved) return { byId };
+      // An edited message's highlights are the old text's: they go, and the search asks the server for the new ones.
+      const edited = event.rendered_content !== undefined && !event.rendering_only ? [event.message_id] : [];
+      const rehighlight = event.subject !== undefined ? ids : edited;
+      let lists = s.lists;
+      for (const [key, list] of Object.entries(s.lists)) {
+        const stale = rehighlight.filter((id) => list.matches[id] !== undefined);
+        if (stale.length === 0) continue;
+        const matches = { ...list.matches };
+        for (const id of stale) delete matches[id];
+        lists = { ...lists, [key]: { ...list, matches } };
+        highlight.push({ key, ids: stale });
+      }
+      if (!moved) return { byId, lists };
       // Moved messages leave the lists they no longer belong to and join, in place, those they now belong to
       // (when they fall inside the history a list holds; the messages this client never held are refetched
       // when their new list is opened).
-      const lists = { ...s.lists };
+      lists = { ...lists };
       const destination = event.new_stream_id ?? event.stream_id;
       const missing = ids.some((id) => !byId[id]);
       for (const [key, list] of Object.entries(lists)) {
@@ -378,6 +421,28 @@ export const messagesStore = {
     for (const key of refetch) {
       const list = useMessages.getState().lists[key];
       if (list && !list.loading) void this.open(list.narrow, true);
+    }
+    for (const { key, ids } of highlight) if (!refetch.has(key)) void this.rehighlight(key, ids);
+  },
+
+  /** A search's highlights for messages edited since its page came (GET /messages/matches_narrow, as Zulip's web app asks). */
+  async rehighlight(key: string, ids: number[]): Promise<void> {
+    const list = useMessages.getState().lists[key];
+    if (!list) return;
+    const [gen, epoch] = [generation, listEpoch.get(key)];
+    try {
+      const reply = await api.get<{ messages: Record<string, { match_content: string; match_subject: string }> }>("/messages/matches_narrow", {
+        msg_ids: ids,
+        narrow: apiNarrow(list.narrow),
+      });
+      if (gen !== generation || listEpoch.get(key) !== epoch) return;
+      patchList(key, (l) => {
+        const matches = { ...l.matches };
+        for (const [id, m] of Object.entries(reply.messages)) if (l.ids.includes(Number(id))) matches[Number(id)] = { content: m.match_content, subject: m.match_subject };
+        return { matches };
+      });
+    } catch {
+      // The message shows without highlights.
     }
   },
 
@@ -429,11 +494,7 @@ export const messagesStore = {
   // ---- sending ----
 
   /** Sends a message with local echo; the echo is replaced by the real message when its event arrives. */
-  async send(
-    target: { type: "stream"; streamId: number; streamName: string; topic: string } | { type: "private"; userIds: number[] },
-    content: string,
-    queueId: string | null,
-  ): Promise<void> {
+  async send(target: SendTarget, content: string, queueId: string | null): Promise<void> {
     const me = useUsers.getState().byId[selfId()];
     localCounter += 1;
     const localId = `${Date.now()}.${localCounter}`;
@@ -456,30 +517,46 @@ export const messagesStore = {
       reactions: [],
       ...(target.type === "stream" ? { stream_id: target.streamId } : {}),
     };
-    const entry: OutboxMessage = { localId, draft: { ...draft, content: escapeText(content) }, state: "sending" };
+    const entry: OutboxMessage = { localId, content, target, draft: { ...draft, content: escapeText(content) }, state: "sending" };
     useMessages.setState((s) => ({ outbox: [...s.outbox, entry] }));
-    const params =
-      target.type === "stream"
-        ? { type: "stream", to: target.streamId, topic: target.topic, content }
-        : { type: "direct", to: target.userIds, content };
-    try {
-      const reply = await api.post<{ id: number }>("/messages", { ...params, ...(queueId ? { queue_id: queueId, local_id: localId } : {}) });
-      useMessages.setState((s) => {
-        // The event may have come first; then the echo is gone already.
-        if (s.byId[reply.id]) return { outbox: s.outbox.filter((o) => o.localId !== localId) };
-        return { outbox: s.outbox.map((o) => (o.localId === localId ? { ...o, state: "sent", messageId: reply.id } : o)) };
-      });
-    } catch (error) {
-      const message = error instanceof ApiError ? error.message : String(error);
-      useMessages.setState((s) => ({ outbox: s.outbox.map((o) => (o.localId === localId ? { ...o, state: "failed", error: message } : o)) }));
-    }
+    await post(localId, target, content, queueId);
   },
 
-  dismissFailed(localId: string): void {
+  /** A failed message sent again (Zulip's resend): the same local echo, in its place, "Sending…" again. */
+  async retry(localId: string, queueId: string | null): Promise<void> {
+    const entry = useMessages.getState().outbox.find((o) => o.localId === localId);
+    if (!entry || entry.state !== "failed") return;
+    useMessages.setState((s) => ({ outbox: s.outbox.map((o) => (o.localId === localId ? { ...o, state: "sending", error: undefined } : o)) }));
+    await post(localId, entry.target, entry.content, queueId);
+  },
+
+  /** A failed message taken back out of the list; the caller gives its text back to the compose box. */
+  cancel(localId: string): OutboxMessage | undefined {
+    const entry = useMessages.getState().outbox.find((o) => o.localId === localId);
+    if (!entry || entry.state !== "failed") return undefined;
     useMessages.setState((s) => ({ outbox: s.outbox.filter((o) => o.localId !== localId) }));
+    return entry;
   },
-
 };
+
+/** POST /messages for an outbox entry; its state follows the reply. */
+async function post(localId: string, target: SendTarget, content: string, queueId: string | null): Promise<void> {
+  const params =
+    target.type === "stream"
+      ? { type: "stream", to: target.streamId, topic: target.topic, content }
+      : { type: "direct", to: target.userIds, content };
+  try {
+    const reply = await api.post<{ id: number }>("/messages", { ...params, ...(queueId ? { queue_id: queueId, local_id: localId } : {}) });
+    useMessages.setState((s) => {
+      // The event may have come first; then the echo is gone already.
+      if (s.byId[reply.id]) return { outbox: s.outbox.filter((o) => o.localId !== localId) };
+      return { outbox: s.outbox.map((o) => (o.localId === localId ? { ...o, state: "sent", messageId: reply.id } : o)) };
+    });
+  } catch (error) {
+    const message = error instanceof ApiError ? error.message : String(error);
+    useMessages.setState((s) => ({ outbox: s.outbox.map((o) => (o.localId === localId ? { ...o, state: "failed", error: message } : o)) }));
+  }
+}
 
 /** The text of an unsent message as HTML for its echo: its paragraphs, escaped (the server renders the real one). */
 function escapeText(text: string): string {

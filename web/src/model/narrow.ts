@@ -16,10 +16,19 @@ export type Narrow =
   | { kind: "search"; query: string };
 
 /** The views: the inbox, a message list, and the pages that are not message lists. */
-export type View = { kind: "inbox" } | { kind: "messages"; narrow: Narrow; near?: number } | { kind: "channels" } | { kind: "people" } | { kind: "settings" } | { kind: "organization" };
+export type View =
+  | { kind: "inbox" }
+  | { kind: "recent" }
+  | { kind: "messages"; narrow: Narrow; near?: number; /** A /with/ID link: the view follows that message wherever it moved. */ with?: boolean }
+  | { kind: "channels" }
+  | { kind: "people" }
+  | { kind: "settings" }
+  | { kind: "organization" }
+  | { kind: "scheduled" }
+  | { kind: "drafts" };
 
 /** Zulip's hashes of the pages that are not message lists. */
-const PAGE_HASHES = { channels: "#channels/all", people: "#people", settings: "#settings/profile", organization: "#organization/organization-profile" } as const;
+const PAGE_HASHES = { channels: "#channels/all", people: "#people", settings: "#settings/profile", organization: "#organization/organization-profile", scheduled: "#scheduled", drafts: "#drafts", recent: "#recent" } as const;
 
 /** Zulip's hash encoding: URI-encode, then '.' for '%' (and '.' itself as '.2E'). */
 export function encodeHashComponent(text: string): string {
@@ -84,8 +93,9 @@ function leadingId(operand: string): number | undefined {
  */
 export function parseHash(hash: string, selfId: number): View {
   const view = parseViewHash(hash, selfId);
-  const near = /^#?narrow\/(?:.*\/)?(?:near|with)\/(\d+)(?:\/|$)/.exec(hash)?.[1];
-  return view.kind === "messages" && near !== undefined ? { ...view, near: Number(near) } : view;
+  const found = /^#?narrow\/(?:.*\/)?(near|with)\/(\d+)(?:\/|$)/.exec(hash);
+  if (view.kind !== "messages" || !found) return view;
+  return found[1] === "with" ? { ...view, near: Number(found[2]), with: true } : { ...view, near: Number(found[2]) };
 }
 
 function parseViewHash(hash: string, selfId: number): View {
@@ -96,6 +106,9 @@ function parseViewHash(hash: string, selfId: number): View {
   if (page === "people") return { kind: "people" };
   if (page === "settings") return { kind: "settings" };
   if (page === "organization") return { kind: "organization" };
+  if (page === "scheduled") return { kind: "scheduled" };
+  if (page === "drafts") return { kind: "drafts" };
+  if (page === "recent" || page === "recent_topics") return { kind: "recent" };
   if (!path.startsWith("narrow/")) return { kind: "inbox" };
   const parts = path.slice("narrow/".length).split("/");
   const search = searchFromHashParts(parts);

@@ -6,6 +6,7 @@
 import { create } from "zustand";
 import type { Message, RegisterResponse } from "../api/types.ts";
 import { useChannels } from "./channels.ts";
+import { useRealm } from "./realm.ts";
 import { useUsers } from "./users.ts";
 
 /** A group-setting value: a group's id, or an anonymous group of users and subgroups. */
@@ -236,4 +237,81 @@ export function canSeeHistory(message: Message): boolean {
 export function canReport(message: Message): boolean {
   const channel = setting("moderation_request_channel_id");
   return message.id > 0 && typeof channel === "number" && channel > 0;
+}
+
+// ---- Settings and administration pages: which panels and buttons a person is offered (Zulip's rules).
+
+const OWNER = 100;
+const ADMINISTRATOR = 200;
+const GUEST = 600;
+
+function realmSetting(name: string): unknown {
+  // realm.ts keeps every realm_* value, updated by realm events.
+  return useRealm.getState().settings[name];
+}
+
+export function isOwner(): boolean {
+  return me().role === OWNER;
+}
+
+export function isAdmin(): boolean {
+  return me().role <= ADMINISTRATOR;
+}
+
+/** Custom emoji may be added by can_add_custom_emoji_group (not guests). */
+export function canAddCustomEmoji(): boolean {
+  const { id, role } = me();
+  return role !== GUEST && allowedBy(realmSetting("can_add_custom_emoji_group"), id);
+}
+
+/** A custom emoji may be deactivated by administrators and its author. */
+export function canDeactivateEmoji(authorId: number | null | undefined): boolean {
+  return isAdmin() || (authorId !== null && authorId !== undefined && authorId === me().id);
+}
+
+export function canCreateGroups(): boolean {
+  const { id, role } = me();
+  return role !== GUEST && allowedBy(realmSetting("can_create_groups"), id);
+}
+
+/** A group's members and name may be changed: can_manage_all_groups, or the group's can_manage_group (members also by can_add_members_group). */
+export function canManageGroup(group: UserGroup & { is_system_group?: boolean; can_manage_group?: unknown; can_add_members_group?: unknown }, permission: "manage" | "add_members" = "manage"): boolean {
+  if (group.is_system_group) return false;
+  const { id } = me();
+  if (allowedBy(realmSetting("can_manage_all_groups"), id)) return true;
+  if (allowedBy(group.can_manage_group, id)) return true;
+  return permission === "add_members" && allowedBy(group.can_add_members_group, id);
+}
+
+/** Bots: members of can_create_bots_group any kind; of can_create_write_only_bots_group incoming webhooks only. */
+export function botTypesAllowed(): number[] {
+  const { id, role } = me();
+  if (role === GUEST) return [];
+  if (allowedBy(realmSetting("can_create_bots_group"), id)) return [1, 2, 3];
+  if (allowedBy(realmSetting("can_create_write_only_bots_group"), id)) return [2];
+  return [];
+}
+
+/** Roles `role` may be given by me to someone whose role is `current`: only owners touch owners. */
+export function canChangeRole(current: number, next: number): boolean {
+  if (!isAdmin()) return false;
+  if ((current === OWNER || next === OWNER) && !isOwner()) return false;
+  return true;
+}
+
+/** Someone may be deactivated or reactivated by administrators; owners only by owners. */
+export function canDeactivateUser(role: number): boolean {
+  if (!isAdmin()) return false;
+  return role !== OWNER || isOwner();
+}
+
+/**
+ * Subscribes a view to what the rules above read — the organization's
+ * settings, the groups and your own role — so the buttons it offers follow
+ * realm, user_group and realm_user events at once.
+ */
+export function usePermissionInputs(): void {
+  useRealm((s) => s.settings);
+  usePermissions((s) => s.groups);
+  useUsers((s) => s.byId[s.selfId]?.role);
 }

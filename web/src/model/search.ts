@@ -6,6 +6,7 @@
 // #narrow/channel/12-design/topic/new.20logo/search/logo.
 import { useChannels } from "./channels.ts";
 import { decodeHashComponent, encodeHashComponent, type Narrow } from "./narrow.ts";
+import { matchChannels, matchPeople, matchTopics } from "./suggestions.ts";
 import { useUsers } from "./users.ts";
 
 export interface SearchTerm {
@@ -148,4 +149,108 @@ export function narrowSearchText(narrow: Narrow | null): string {
     case "all":
       return "";
   }
+}
+
+// ---- suggestions while typing (Zulip's search typeahead) ----
+
+/** What the search box may suggest for the word being typed. */
+export type SearchSuggestion =
+  /** The text as typed: picking it searches. */
+  | { kind: "typed"; insert: string }
+  /** An operator: without an operand (`channel:`) its operands are suggested next; `is:starred` is complete. */
+  | { kind: "operator"; insert: string; term: string; negated: boolean }
+  | { kind: "person"; insert: string; operator: "sender" | "dm" | "dm-including"; userId: number; negated: boolean }
+  | { kind: "channel"; insert: string; streamId: number; negated: boolean }
+  | { kind: "topic"; insert: string; streamId: number; topic: string; negated: boolean };
+
+/** The operators suggested by name: the empty ones lead to their operands, the others are complete terms. */
+export const SUGGESTED_OPERATORS = [
+  "channel:",
+  "topic:",
+  "sender:",
+  "dm:",
+  "dm-including:",
+  "is:starred",
+  "is:mentioned",
+  "is:dm",
+  "is:unread",
+  "is:resolved",
+  "is:followed",
+  "has:link",
+  "has:image",
+  "has:attachment",
+  "has:reaction",
+] as const;
+
+const SUGGESTION_LIMIT = 12;
+
+/** An operand as the search box writes it (spaces as "+"). */
+function operandText(operand: string): string {
+  return operand.replace(/\+/g, "%2B").replace(/ /g, "+");
+}
+
+/** The channel a search text names (its `channel:` term), for suggesting that channel's topics. */
+export function searchChannel(text: string): number | undefined {
+  const term = parseSearch(text).find((t) => t.operator === "channel" && !t.negated);
+  return term ? channelIdByName(term.operand) : undefined;
+}
+
+/**
+ * Suggestions for the word before the caret: the typed text first (Enter
+ * searches it), then operators, people, channels and the chosen channel's
+ * topics that fit it (those known: the caller fetches a channel's topics when
+ * missing). null when no word is being typed.
+ */
+export function searchSuggestions(before: string): { start: number; items: SearchSuggestion[] } | null {
+  const start = before.search(/\S*$/);
+  const token = before.slice(start);
+  if (token === "") return null;
+  const negated = token.startsWith("-") && token.length > 1;
+  const sign = negated ? "-" : "";
+  const body = negated ? token.slice(1) : token;
+  const match = /^([a-z-]+):(.*)$/i.exec(body);
+  const operator = match ? match[1]!.toLowerCase() : "";
+  // "channel:" alone is not worth searching: only its operands are suggested.
+  const items: SearchSuggestion[] = match && OPERATORS.has(operator) && match[2] === "" ? [] : [{ kind: "typed", insert: token }];
+  const operatorTerm = (term: string): SearchSuggestion => ({ kind: "operator", insert: term.endsWith(":") ? sign + term : `${sign}${term} `, term, negated });
+  const people = (operator: "sender" | "dm" | "dm-including", query: string, limit: number) => {
+    for (const u of matchPeople(query).slice(0, limit)) items.push({ kind: "person", insert: `${sign}${operator}:${u.email} `, operator, userId: u.user_id, negated });
+  };
+  const channels = (query: string, limit: number) => {
+    for (const c of matchChannels(query).slice(0, limit)) items.push({ kind: "channel", insert: `${sign}channel:${operandText(c.name)} `, streamId: c.streamId, negated });
+  };
+  if (match && OPERATORS.has(operator)) {
+    const canonical = CANONICAL[operator] ?? operator;
+    const operand = match[2]!.replace(/\+/g, " ").replace(/%2B/gi, "+");
+    const q = operand.toLowerCase();
+    if (canonical === "channel") channels(operand, SUGGESTION_LIMIT);
+    else if (canonical === "sender" || canonical === "dm" || canonical === "dm-including") people(canonical, operand, SUGGESTION_LIMIT);
+    else if (canonical === "topic") {
+      const streamId = searchChannel(before.slice(0, start));
+      if (streamId !== undefined) {
+        for (const name of matchTopics(streamId, operand)) {
+          items.push({ kind: "topic", insert: `${sign}topic:${operandText(name)} `, streamId, topic: name, negated });
+        }
+      }
+    } else if (canonical === "is" || canonical === "has") {
+      for (const term of SUGGESTED_OPERATORS) if (term.startsWith(`${canonical}:${q}`) && term.length > canonical.length + 1) items.push(operatorTerm(term));
+    }
+  } else {
+    // A word: the operators it starts (or whose operand it starts), then people and channels named so.
+    const q = body.toLowerCase();
+    for (const term of SUGGESTED_OPERATORS) {
+      const [name, operand] = term.split(":") as [string, string];
+      if (name.startsWith(q) || (operand !== "" && operand.startsWith(q))) items.push(operatorTerm(term));
+    }
+    if (!body.includes(":")) {
+      for (const u of matchPeople(body).slice(0, 3)) {
+        items.push({ kind: "person", insert: `${sign}sender:${u.email} `, operator: "sender", userId: u.user_id, negated });
+        items.push({ kind: "person", insert: `${sign}dm:${u.email} `, operator: "dm", userId: u.user_id, negated });
+      }
+      channels(body, 3);
+    }
+  }
+  const seen = new Set<string>();
+  const unique = items.filter((item) => !seen.has(item.insert.trim()) && (seen.add(item.insert.trim()), true));
+  return { start, items: unique.slice(0, SUGGESTION_LIMIT) };
 }

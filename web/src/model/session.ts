@@ -2,6 +2,7 @@
 // sees) and its CSRF token, which every unsafe call carries.
 import { create } from "zustand";
 import { api, ApiError, setCsrfToken, setUnauthorizedHandler } from "../api/client.ts";
+import { reading } from "./reading.ts";
 
 export interface SessionUser {
   user_id: number;
@@ -22,6 +23,12 @@ function signedOut(): void {
 
 setUnauthorizedHandler(signedOut);
 
+/** What stops asking the server before the session ends (the event connection registers here), so nothing in flight meets a 401. */
+const beforeLogOut: (() => void)[] = [];
+export function onLogOut(stop: () => void): void {
+  beforeLogOut.push(stop);
+}
+
 /** Where the server writes the signed-in session into the page (src/routes/web-client.ts). */
 const SESSION_ELEMENT_ID = "parley-session";
 
@@ -29,10 +36,16 @@ export const sessionStore = {
   /**
    * The session the server wrote into the page, if it did (the browser was
    * signed in when it asked for the page): signed in at once, no round trip.
+   * A built page without it was served to a signed-out browser: signed out at
+   * once, also without asking.
    */
   fromPage(): boolean {
     const element = document.getElementById(SESSION_ELEMENT_ID);
-    if (!element?.textContent) return false;
+    if (!element?.textContent) {
+      // A built page from the server, without the session: signed out, nothing to ask (a 401 for nothing).
+      if (document.querySelector('meta[name="parley-page"][content="session-written-in"]')) signedOut();
+      return false;
+    }
     try {
       const session = JSON.parse(element.textContent) as { user_id: number; email: string; csrf_token: string };
       setCsrfToken(session.csrf_token);
@@ -65,6 +78,9 @@ export const sessionStore = {
     useSession.setState({ status: "signed-in", user: { user_id: reply.user_id, email: reply.email } });
   },
   async logOut(): Promise<void> {
+    // Messages marked read on the way out are asked for while the session still holds (not after: a 401).
+    await reading.settle();
+    for (const stop of beforeLogOut) stop();
     try {
       await api.post("/logout");
     } finally {

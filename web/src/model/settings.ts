@@ -1,6 +1,7 @@
 // Your personal settings (/register's user_settings, kept by user_settings
 // events), and what follows from them in the page: the theme, desktop notifications.
 import { create } from "zustand";
+import { setLanguage, setTwentyFourHour } from "../i18n.ts";
 import { notificationsStore } from "./notifications.ts";
 import { themeStore } from "./theme.ts";
 
@@ -20,6 +21,8 @@ export const useSettings = create<{ settings: UserSettings }>(() => ({ settings:
 function follow(settings: UserSettings): void {
   themeStore.setScheme(settings.color_scheme);
   notificationsStore.setEnabled(settings.enable_desktop_notifications ?? true);
+  void setLanguage(settings.default_language as string | undefined);
+  setTwentyFourHour(settings.twenty_four_hour_time === true);
 }
 
 export const settingsStore = {

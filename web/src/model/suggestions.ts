@@ -5,7 +5,7 @@ import type { User } from "../api/types.ts";
 import { useChannels } from "./channels.ts";
 import { searchEmoji } from "./emoji.ts";
 import { useTopics } from "./topics.ts";
-import { useUsers } from "./users.ts";
+import { shownEmail, useUsers } from "./users.ts";
 
 const LIMIT = 8;
 
@@ -19,13 +19,13 @@ function activeHumans(): User[] {
   return Object.values(useUsers.getState().byId).filter((u) => u.is_active !== false);
 }
 
-/** People whose name (any word of it) or email starts with the query. */
+/** People whose name (any word of it) or shown email (the real one where you may see it) starts with the query. */
 export function matchPeople(query: string, exclude: number[] = []): User[] {
   const q = query.trim().toLowerCase();
   const people = activeHumans().filter((u) => !exclude.includes(u.user_id));
   const matches = people.filter((u) => {
     const name = u.full_name.toLowerCase();
-    return q === "" || name.startsWith(q) || name.split(/\s+/).some((w) => w.startsWith(q)) || u.email.toLowerCase().startsWith(q);
+    return q === "" || name.startsWith(q) || name.split(/\s+/).some((w) => w.startsWith(q)) || shownEmail(u).toLowerCase().startsWith(q);
   });
   matches.sort((a, b) => Number(b.full_name.toLowerCase().startsWith(q)) - Number(a.full_name.toLowerCase().startsWith(q)) || a.full_name.localeCompare(b.full_name));
   return matches.slice(0, LIMIT);

@@ -11,6 +11,8 @@ export interface Suggestion {
   text: string;
   /** What replaces the typed token (from `start` to the caret). */
   insert: string;
+  /** Suggest again once picked, for what the inserted text starts (e.g. an operator's operands), instead of closing. */
+  reopen?: boolean;
 }
 
 export interface SuggestionSet {
@@ -33,7 +35,7 @@ export interface AutocompleteState {
 
 export function useAutocomplete(
   suggest: (before: string) => SuggestionSet | null,
-  apply: (value: string, caret: number) => void,
+  apply: (value: string, caret: number, picked: Suggestion) => void,
   getValue: () => { value: string; caret: number },
 ): AutocompleteState {
   const [set, setSet] = useState<SuggestionSet | null>(null);
@@ -53,10 +55,12 @@ export function useAutocomplete(
       if (!item) return;
       const { value, caret } = getValue();
       const before = value.slice(0, set.start) + item.insert;
-      apply(before + value.slice(caret), before.length);
-      setSet(null);
+      apply(before + value.slice(caret), before.length, item);
+      const next = item.reopen ? suggest(before) : null;
+      setSet(next && next.items.length > 0 ? next : null);
+      setActive(0);
     },
-    [set, apply, getValue],
+    [set, suggest, apply, getValue],
   );
   const close = useCallback(() => setSet(null), []);
   return useMemo(
@@ -102,7 +106,6 @@ export function SuggestionList({ id, state, label }: { id: string; state: Autoco
           id={`${id}-${i}`}
           role="option"
           aria-selected={i === state.active}
-          aria-label={item.text}
           className={i === state.active ? "active" : undefined}
           // mousedown, not click: the field keeps its focus.
           onMouseDown={(e) => {

@@ -14,7 +14,7 @@ export function Avatar({ url, name, small }: { url: string | null; name: string;
     let hue = 0;
     for (const ch of name) hue = (hue * 31 + ch.charCodeAt(0)) % 360;
     return (
-      <span className={`${className} initials`} style={{ background: `hsl(${hue} 45% 45%)` }} aria-hidden="true">
+      <span className={`${className} initials`} style={{ background: `hsl(${hue} 45% 32%)` }} aria-hidden="true">
         {initials || "?"}
       </span>
     );

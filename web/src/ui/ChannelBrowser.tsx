@@ -6,10 +6,23 @@ import { api } from "../api/client.ts";
 import { useAllChannels, allChannelsStore, type Channel } from "../model/all-channels.ts";
 import { useChannels } from "../model/channels.ts";
 import { hrefFor } from "../model/navigation.ts";
+import { useUsers } from "../model/users.ts";
+import { prepareHtml } from "./rendered.ts";
 import { isAdminRole, useSelf } from "./people.ts";
+import { t } from "../i18n.ts";
+import { ErrorLine } from "./StatusLine.tsx";
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** The server's rendered description (Markdown as HTML, sanitized there, prepared like message content); the raw text only if none came. */
+function ChannelDescription({ channel }: { channel: Channel }) {
+  const selfId = useUsers((s) => s.selfId);
+  const rendered = channel.rendered_description;
+  const html = useMemo(() => (rendered ? prepareHtml(rendered, selfId, false) : null), [rendered, selfId]);
+  if (html) return <div className="channel-browser-description rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />;
+  return <p className="channel-browser-description">{channel.description || <em>{t("No description.")}</em>}</p>;
 }
 
 function ChannelRow({ channel, subscribed, admin, onError }: { channel: Channel; subscribed: boolean; admin: boolean; onError: (msg: string | null) => void }) {
@@ -45,37 +58,37 @@ function ChannelRow({ channel, subscribed, admin, onError }: { channel: Channel;
           {channel.invite_only ? "🔒 " : "# "}
           {channel.name}
         </a>
-        {channel.subscriber_count !== undefined && <span className="muted-text">{channel.subscriber_count} subscribers</span>}
-        <p className="channel-browser-description">{channel.description || <em>No description.</em>}</p>
+        {channel.subscriber_count !== undefined && <span className="muted-text">{t("{{count}} subscribers", { count: channel.subscriber_count, defaultValue_one: "{{count}} subscriber" })}</span>}
+        <ChannelDescription channel={channel} />
       </div>
       <div className="channel-browser-actions">
         {subscribed ? (
           <button type="button" disabled={busy} onClick={() => void run(() => api.delete("/users/me/subscriptions", { subscriptions: [channel.name] }))}>
-            Unsubscribe
+            {t("Unsubscribe")}
           </button>
         ) : (
           <button type="button" className="primary" disabled={busy} onClick={() => void run(() => api.post("/users/me/subscriptions", { subscriptions: [{ name: channel.name }] }))}>
-            Subscribe
+            {t("Subscribe")}
           </button>
         )}
         {admin && (
           <button type="button" aria-expanded={editing} onClick={() => setEditing(!editing)}>
-            Edit
+            {t("Edit")}
           </button>
         )}
       </div>
       {editing && (
-        <form className="channel-edit" onSubmit={save} aria-label={`Settings of ${channel.name}`}>
+        <form className="channel-edit" onSubmit={save} aria-label={t("Settings of {{channel}}", { channel: channel.name })}>
           <label>
-            Channel name
+            {t("Channel name")}
             <input value={name} onChange={(e) => setName(e.target.value)} required />
           </label>
           <label>
-            Description
+            {t("Description")}
             <input value={description} onChange={(e) => setDescription(e.target.value)} />
           </label>
           <button type="submit" className="primary" disabled={busy}>
-            Save
+            {t("Save")}
           </button>
         </form>
       )}
@@ -121,42 +134,38 @@ export function ChannelBrowser() {
   };
 
   return (
-    <section className="page channel-browser" aria-label="Channels">
+    <section className="page channel-browser" aria-label={t("Channels")}>
       <div className="page-toolbar">
         <label className="visually-hidden" htmlFor="channel-filter">
-          Filter channels
+          {t("Filter channels")}
         </label>
-        <input id="channel-filter" placeholder="Filter channels" value={filter} onChange={(e) => setFilter(e.target.value)} />
+        <input id="channel-filter" placeholder={t("Filter channels")} value={filter} onChange={(e) => setFilter(e.target.value)} />
         <button type="button" className="primary" aria-expanded={creating} onClick={() => setCreating(!creating)}>
-          Create channel
+          {t("Create channel")}
         </button>
       </div>
       {creating && (
-        <form className="page-form" onSubmit={(e) => void create(e)} aria-label="New channel">
+        <form className="page-form" onSubmit={(e) => void create(e)} aria-label={t("New channel")}>
           <label>
-            Channel name
+            {t("Channel name")}
             <input value={newName} onChange={(e) => setNewName(e.target.value)} required maxLength={60} />
           </label>
           <label>
-            Description
+            {t("Description")}
             <input value={newDescription} onChange={(e) => setNewDescription(e.target.value)} />
           </label>
           <label className="checkbox">
             <input type="checkbox" checked={isPrivate} onChange={(e) => setPrivate(e.target.checked)} />
-            Private (invited people only)
+            {t("Private (invited people only)")}
           </label>
           <button type="submit" className="primary">
-            Create
+            {t("Create")}
           </button>
         </form>
       )}
-      {(actionError ?? error) !== null && (
-        <p className="form-error" role="alert">
-          {actionError ?? error}
-        </p>
-      )}
+      <ErrorLine error={actionError ?? error} />
       {byId === null && !error ? (
-        <p aria-busy="true">Loading…</p>
+        <p aria-busy="true">{t("Loading…")}</p>
       ) : (
         <ul className="channel-browser-list">
           {channels.map((c) => (

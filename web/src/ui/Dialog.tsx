@@ -1,6 +1,8 @@
 // A modal dialog: the browser's <dialog> shown modally (focus stays inside,
 // Escape closes, the page behind is inert), named by its heading.
 import { useEffect, useId, useRef, type ReactNode } from "react";
+import { t } from "../i18n.ts";
+import { ErrorLine } from "./StatusLine.tsx";
 
 export function Dialog({ title, onClose, children, className }: { title: string; onClose: () => void; children: ReactNode; className?: string }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -50,14 +52,10 @@ export function DialogFooter({
 }) {
   return (
     <>
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
       <div className="dialog-buttons">
         <button type="button" onClick={onCancel} autoFocus={action.danger}>
-          Cancel
+          {t("Cancel")}
         </button>
         <button
           type={action.onClick ? "button" : "submit"}

@@ -5,6 +5,8 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react"
 import { customEmoji, loadEmojiCatalog, type CatalogEmoji, type Category } from "../model/emoji-catalog.ts";
 import type { EmojiChoice } from "../model/message-actions.ts";
 import { useEmoji } from "../model/emoji.ts";
+import { t } from "../i18n.ts";
+import { ErrorLine } from "./StatusLine.tsx";
 
 const COLUMNS = 8;
 
@@ -32,7 +34,7 @@ export default function EmojiPicker({ onPick, isChosen }: { onPick: (emoji: Emoj
     if (!categories) return [];
     const custom = customEmoji(realmEmoji);
     const [popular, ...rest] = categories;
-    return [...(popular ? [popular] : []), ...(custom.length > 0 ? [{ id: "custom", label: "Custom", emoji: custom }] : []), ...rest];
+    return [...(popular ? [popular] : []), ...(custom.length > 0 ? [{ id: "custom", label: t("Custom"), emoji: custom }] : []), ...rest];
   }, [categories, realmEmoji]);
 
   const shown: Category[] = useMemo(() => {
@@ -50,7 +52,7 @@ export default function EmojiPicker({ onPick, isChosen }: { onPick: (emoji: Emoj
         (e.name.replace(/_/g, " ").startsWith(q) ? starts : hits).push(e);
       }
     }
-    return [{ id: "results", label: "Search results", emoji: [...starts, ...hits].slice(0, 200) }];
+    return [{ id: "results", label: t("Search results"), emoji: [...starts, ...hits].slice(0, 200) }];
   }, [all, query]);
 
   const choice = (e: CatalogEmoji): EmojiChoice => ({ emoji_name: e.name, emoji_code: e.code, reaction_type: e.type });
@@ -86,11 +88,11 @@ export default function EmojiPicker({ onPick, isChosen }: { onPick: (emoji: Emoj
   return (
     <div className="emoji-picker">
       <label className="visually-hidden" htmlFor="emoji-search">
-        Search emoji
+        {t("Search emoji")}
       </label>
-      <input id="emoji-search" ref={searchRef} className="emoji-search" type="search" placeholder="Search emoji" value={query} onChange={(e) => setQuery(e.target.value)} onKeyDown={onSearchKey} autoComplete="off" />
+      <input id="emoji-search" ref={searchRef} className="emoji-search" type="search" placeholder={t("Search emoji")} value={query} onChange={(e) => setQuery(e.target.value)} onKeyDown={onSearchKey} autoComplete="off" />
       {categories && query === "" && (
-        <div className="emoji-tabs" role="toolbar" aria-label="Emoji categories">
+        <div className="emoji-tabs" role="toolbar" aria-label={t("Emoji categories")}>
           {all.map((c) => (
             <button key={c.id} type="button" className="emoji-tab" title={c.label} aria-label={c.label} onClick={() => jump(c.id)}>
               {c.emoji[0] && (c.emoji[0].type === "realm_emoji" ? <img src={c.emoji[0].glyph} alt="" /> : c.emoji[0].glyph)}
@@ -99,16 +101,12 @@ export default function EmojiPicker({ onPick, isChosen }: { onPick: (emoji: Emoj
         </div>
       )}
       <div className="emoji-grid" ref={gridRef} onKeyDown={onGridKey}>
-        {error && (
-          <p className="form-error" role="alert">
-            Could not load emoji: {error}
-          </p>
-        )}
-        {!categories && !error && <p className="emoji-loading">Loading emoji…</p>}
+        <ErrorLine error={error && t("Could not load emoji: {{error}}", { error })} />
+        {!categories && !error && <p className="emoji-loading">{t("Loading emoji…")}</p>}
         {shown.map((c) => (
           <section key={c.id} data-category={c.id} aria-label={c.label}>
             <h3 className="emoji-category">{c.label}</h3>
-            {c.emoji.length === 0 && <p className="emoji-none">No emoji match.</p>}
+            {c.emoji.length === 0 && <p className="emoji-none">{t("No emoji match.")}</p>}
             <div className="emoji-row">
               {c.emoji.map((e) => {
                 const ch = choice(e);

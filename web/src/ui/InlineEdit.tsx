@@ -1,6 +1,7 @@
 // A one-line editor in place of a heading (a topic's name, a poll's question):
 // Enter or Save saves, Escape or Cancel leaves it as it was.
 import { useState } from "react";
+import { t } from "../i18n.ts";
 
 export function InlineEditForm({
   initial,
@@ -45,10 +46,10 @@ export function InlineEditForm({
         autoFocus
       />
       <button type="submit" disabled={!value.trim()}>
-        Save
+        {t("Save")}
       </button>
       <button type="button" onClick={onCancel}>
-        Cancel
+        {t("Cancel")}
       </button>
       {error && (
         <span className="inline-edit-error" role="alert">

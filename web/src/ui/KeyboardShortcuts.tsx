@@ -2,23 +2,34 @@
 // move the selected message, Home/End go to the first/last one, r or Enter
 // replies to it, e edits it, : reacts to it, c starts a new topic in the
 // current channel, x a new direct message, n goes to the next unread topic,
-// / searches, Escape leaves the compose box. None of them fire while you type
-// in a field, or while a dialog or menu is open.
-import { useEffect } from "react";
+// / searches, Escape leaves the compose box; ? lists them all, q and w go to
+// the channel and people filters, A/D to the previous/next channel, P to all
+// direct messages, t to recent conversations, Shift+I to the inbox, * to
+// starred messages, = reacts +1, s and S narrow to the
+// selected message's conversation and topic. None of them fire while you
+// type in a field, or while a dialog or menu is open. Moving the selection
+// moves keyboard focus with it, so a screen reader reads the message.
+import { useEffect, useState } from "react";
+import { t } from "../i18n.ts";
+import { PHONE_QUERY, userList } from "../model/user-list.ts";
 import { isTopicMuted, useChannels } from "../model/channels.ts";
 import { requestCompose } from "../model/compose-requests.ts";
-import { replyTo } from "../model/message-actions.ts";
+import { replyTo, toggleReaction } from "../model/message-actions.ts";
 import { messageUi, useMessageUi } from "../model/message-ui.ts";
 import { useMessages } from "../model/messages.ts";
-import { navigate, useNavigation } from "../model/navigation.ts";
+import { locationView, navigate } from "../model/navigation.ts";
 import { narrowKey, type Narrow } from "../model/narrow.ts";
 import { canEditContent } from "../model/permissions.ts";
 import { useTopics } from "../model/topics.ts";
 import { useUnreads } from "../model/unreads.ts";
+import { useUsers } from "../model/users.ts";
+import { Dialog } from "./Dialog.tsx";
 import { openSearch } from "./SearchBox.tsx";
 
 function currentNarrow(): Narrow | null {
-  const view = useNavigation.getState().view;
+  // The address, not the store: a key pressed right after another navigated finds the new hash
+  // before its hashchange event has reached the store.
+  const view = locationView(useUsers.getState().selfId);
   return view.kind === "messages" ? view.narrow : null;
 }
 
@@ -53,6 +64,112 @@ function moveSelection(step: number | "first" | "last"): void {
   else if (current === null) index = ids.indexOf(defaultSelection() ?? ids.at(-1)!);
   else index = Math.min(ids.length - 1, Math.max(0, ids.indexOf(current) + step));
   messageUi.select(ids[index]!);
+  focusMessage(ids[index]!);
+}
+
+/** Keyboard focus to the message's row once the list has scrolled it into view (it may render a few frames later). */
+function focusMessage(id: number, framesLeft = 20): void {
+  requestAnimationFrame(() => {
+    const row = document.querySelector<HTMLElement>(`article[data-message-id="${id}"]`);
+    if (row) row.focus({ preventScroll: true });
+    else if (framesLeft > 0) focusMessage(id, framesLeft - 1);
+  });
+}
+
+/** A/D: the channel above or below the open one in the sidebar's order, wrapping around. */
+function adjacentChannel(step: 1 | -1): Narrow | null {
+  const order = sortedChannels();
+  if (order.length === 0) return null;
+  const narrow = currentNarrow();
+  const here = narrow && (narrow.kind === "channel" || narrow.kind === "topic") ? order.indexOf(narrow.streamId) : -1;
+  const index = here < 0 ? (step === 1 ? 0 : order.length - 1) : (here + step + order.length) % order.length;
+  return { kind: "channel", streamId: order[index]! };
+}
+
+/** s: the selected message's channel, or its direct conversation; S: its topic. */
+function conversationOf(topic: boolean): Narrow | null {
+  const m = selectedMessage();
+  if (!m) return null;
+  if (m.type === "stream") return topic ? { kind: "topic", streamId: m.stream_id!, topic: m.subject } : { kind: "channel", streamId: m.stream_id! };
+  const selfId = useUsers.getState().selfId;
+  const others = (m.display_recipient as { id: number }[]).map((r) => r.id).filter((id) => id !== selfId);
+  return { kind: "dm", userIds: others.length > 0 ? others.sort((a, b) => a - b) : [selfId!] };
+}
+
+function focusFilter(selector: string): boolean {
+  const input = document.querySelector<HTMLElement>(selector);
+  if (!input) return false;
+  input.focus();
+  return true;
+}
+
+/** What ? lists: Zulip's keyboard shortcuts that Parley has, in its groups. */
+function shortcutGroups(): { title: string; keys: [string, string][] }[] {
+  return [
+    {
+      title: t("The basics"),
+      keys: [
+        ["r, Enter", t("Reply to the selected message")],
+        ["c", t("New topic")],
+        ["x", t("New direct message")],
+        ["Esc", t("Leave the compose box, or clear the selection")],
+        ["/", t("Search messages")],
+        ["?", t("Show keyboard shortcuts")],
+      ],
+    },
+    {
+      title: t("Navigation"),
+      keys: [
+        ["q", t("Filter channels")],
+        ["w", t("Filter people")],
+        ["↑, k / ↓, j", t("Previous / next message")],
+        ["Home / End", t("First / last message")],
+        ["n", t("Next unread topic")],
+        ["A / D", t("Previous / next channel")],
+        ["P", t("All direct messages")],
+        ["t", t("Recent conversations")],
+        ["Shift + I", t("Inbox")],
+        ["*", t("Starred messages")],
+        ["s", t("Go to the selected message's channel or conversation")],
+        ["S", t("Go to the selected message's topic")],
+      ],
+    },
+    {
+      title: t("Message actions"),
+      keys: [
+        ["e", t("Edit the selected message")],
+        [":", t("React with an emoji")],
+        ["=", t("React with 👍")],
+      ],
+    },
+  ];
+}
+
+function ShortcutsDialog({ onClose }: { onClose: () => void }) {
+  return (
+    <Dialog title={t("Keyboard shortcuts")} onClose={onClose} className="shortcuts-dialog">
+      {shortcutGroups().map((group) => (
+        <table key={group.title} className="shortcuts-table">
+          <caption>{group.title}</caption>
+          <tbody>
+            {group.keys.map(([keys, what]) => (
+              <tr key={keys}>
+                <td>{what}</td>
+                <td>
+                  <kbd>{keys}</kbd>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ))}
+      <div className="dialog-buttons">
+        <button type="button" className="primary" onClick={onClose} autoFocus>
+          {t("Close")}
+        </button>
+      </div>
+    </Dialog>
+  );
 }
 
 function selectedMessage() {
@@ -132,6 +249,7 @@ function openEmojiPickerFor(messageId: number): void {
 }
 
 export function KeyboardShortcuts() {
+  const [showList, setShowList] = useState(false);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
@@ -219,10 +337,63 @@ export function KeyboardShortcuts() {
         case "Escape":
           if (useMessageUi.getState().selectedId !== null && !onControl) messageUi.select(null);
           return;
+        case "?":
+          e.preventDefault();
+          setShowList(true);
+          return;
+        case "q":
+          if (focusFilter('[data-shortcut="channel-filter"]')) e.preventDefault();
+          return;
+        case "w":
+          // The user list opens first when it is hidden (or a closed drawer), as Zulip's does.
+          e.preventDefault();
+          userList.show(window.matchMedia(PHONE_QUERY).matches);
+          requestAnimationFrame(() => focusFilter('[data-shortcut="user-filter"]'));
+          return;
+        case "A":
+        case "D": {
+          const next = adjacentChannel(e.key === "D" ? 1 : -1);
+          if (!next) return;
+          e.preventDefault();
+          navigate({ kind: "messages", narrow: next });
+          return;
+        }
+        case "t":
+          e.preventDefault();
+          navigate({ kind: "recent" });
+          return;
+        case "I":
+          e.preventDefault();
+          navigate({ kind: "inbox" });
+          return;
+        case "P":
+          e.preventDefault();
+          navigate({ kind: "messages", narrow: { kind: "all-dms" } });
+          return;
+        case "*":
+          e.preventDefault();
+          navigate({ kind: "messages", narrow: { kind: "starred" } });
+          return;
+        case "=": {
+          const m = selectedMessage();
+          if (!m || m.id <= 0) return;
+          e.preventDefault();
+          void toggleReaction(m, { emoji_name: "+1", emoji_code: "1f44d", reaction_type: "unicode_emoji" });
+          return;
+        }
+        case "s":
+        case "S": {
+          const target = conversationOf(e.key === "S");
+          if (!target) return;
+          e.preventDefault();
+          const selected = selectedMessage();
+          navigate({ kind: "messages", narrow: target, near: selected?.id });
+          return;
+        }
       }
     };
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);
   }, []);
-  return null;
+  return showList ? <ShortcutsDialog onClose={() => setShowList(false)} /> : null;
 }

@@ -26,17 +26,43 @@ import {
 import { messageUi, useMessageUi } from "../model/message-ui.ts";
 import { useMessages } from "../model/messages.ts";
 import { useNavigation } from "../model/navigation.ts";
+import { formatDateTime, t } from "../i18n.ts";
+import { isUserMuted, setUserMuted } from "../model/muting.ts";
+import { useUsers } from "../model/users.ts";
 import { canDelete, canEditContent, canMoveChannel, canMoveTopic, canReport, canSeeHistory, usePermissions } from "../model/permissions.ts";
 import { topicDisplayName, useRealm } from "../model/realm.ts";
 import { userName } from "../model/users.ts";
 import { Dialog, DialogFooter } from "./Dialog.tsx";
 import { NewDmDialog } from "./NewDmDialog.tsx";
+import { RemindDialog } from "./RemindDialog.tsx";
 import { Popover } from "./Popover.tsx";
+import { prepareHtml } from "./rendered.ts";
+import { ErrorLine } from "./StatusLine.tsx";
 
 const EmojiPicker = lazy(() => import("./EmojiPicker.tsx"));
 
 function errorText(error: unknown): string {
   return error instanceof ApiError || error instanceof Error ? error.message : String(error);
+}
+
+/** A dialog's action: busy while it runs; done, the dialog closes (then `after`); failed, it stays open with the error. */
+function useDialogAction(): { error: string | null; setError: (error: string | null) => void; busy: boolean; run: (action: () => Promise<unknown>, after?: () => void) => void } {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = (action: () => Promise<unknown>, after?: () => void) => {
+    setBusy(true);
+    action().then(
+      () => {
+        messageUi.closeDialog();
+        after?.();
+      },
+      (e: unknown) => {
+        setBusy(false);
+        setError(errorText(e));
+      },
+    );
+  };
+  return { error, setError, busy, run };
 }
 
 /** A short notice for failed actions (the menu is gone by then). */
@@ -56,8 +82,8 @@ export function MessageControls({ message }: { message: Message }) {
       <button
         type="button"
         className="message-control emoji-button"
-        aria-label="Add emoji reaction"
-        title="Add emoji reaction"
+        aria-label={t("Add emoji reaction")}
+        title={t("Add emoji reaction")}
         aria-haspopup="dialog"
         onClick={(e) => messageUi.openPopup("emoji", message.id, e.currentTarget)}
       >
@@ -66,8 +92,8 @@ export function MessageControls({ message }: { message: Message }) {
       <button
         type="button"
         className="message-control message-actions-button"
-        aria-label="Message actions"
-        title="Message actions"
+        aria-label={t("Message actions")}
+        title={t("Message actions")}
         aria-haspopup="menu"
         onClick={(e) => messageUi.openPopup("menu", message.id, e.currentTarget)}
       >
@@ -88,25 +114,30 @@ function menuItems(message: Message): MenuItem[] {
   const close = () => messageUi.closePopup(false);
   const narrow = useNavigation.getState().view;
   const starred = message.flags.includes("starred");
-  items.push({ label: "Add emoji reaction", act: () => {
+  items.push({ label: t("Add emoji reaction"), act: () => {
     const anchor = useMessageUi.getState().popup?.anchor;
     if (anchor) messageUi.openPopup("emoji", message.id, anchor);
   } });
-  items.push({ label: "Reply", act: () => (close(), replyTo(message)) });
-  items.push({ label: "Quote and reply", act: () => (close(), run(() => quoteAndReply(message), "Could not quote the message")) });
-  if (canEditContent(message)) items.push({ label: "Edit message", act: () => (close(), messageUi.edit(message.id)) });
-  if (canMoveTopic(message) || canMoveChannel(message)) items.push({ label: "Move messages", act: () => messageUi.openDialog("move", message.id) });
-  items.push({ label: starred ? "Unstar message" : "Star message", act: () => (messageUi.closePopup(), run(() => setStarred(message, !starred), "Could not star the message")) });
+  items.push({ label: t("Reply"), act: () => (close(), replyTo(message)) });
+  items.push({ label: t("Quote and reply"), act: () => (close(), run(() => quoteAndReply(message), t("Could not quote the message"))) });
+  if (canEditContent(message)) items.push({ label: t("Edit message"), act: () => (close(), messageUi.edit(message.id)) });
+  if (canMoveTopic(message) || canMoveChannel(message)) items.push({ label: t("Move messages"), act: () => messageUi.openDialog("move", message.id) });
+  items.push({ label: starred ? t("Unstar message") : t("Star message"), act: () => (messageUi.closePopup(), run(() => setStarred(message, !starred), t("Could not star the message"))) });
   if (narrow.kind === "messages") {
-    items.push({ label: "Mark as unread from here", act: () => (messageUi.closePopup(), run(() => markUnreadFrom(message, narrow.narrow), "Could not mark as unread")) });
+    items.push({ label: t("Mark as unread from here"), act: () => (messageUi.closePopup(), run(() => markUnreadFrom(message, narrow.narrow), t("Could not mark as unread"))) });
   }
-  items.push({ label: "Copy link to message", act: () => (messageUi.closePopup(), run(async () => {
+  items.push({ label: t("Copy link to message"), act: () => (messageUi.closePopup(), run(async () => {
     await copyLink(message);
-    notify("Link copied.");
-  }, "Could not copy the link")) });
-  if (canSeeHistory(message)) items.push({ label: "View edit history", act: () => messageUi.openDialog("history", message.id) });
-  if (canDelete(message)) items.push({ label: "Delete message", danger: true, act: () => messageUi.openDialog("delete", message.id) });
-  if (canReport(message)) items.push({ label: "Report message", act: () => messageUi.openDialog("report", message.id) });
+    notify(t("Link copied."));
+  }, t("Could not copy the link"))) });
+  items.push({ label: t("Remind me about this"), act: () => messageUi.openDialog("remind", message.id) });
+  if (canSeeHistory(message)) items.push({ label: t("View edit history"), act: () => messageUi.openDialog("history", message.id) });
+  if (canDelete(message)) items.push({ label: t("Delete message"), danger: true, act: () => messageUi.openDialog("delete", message.id) });
+  if (canReport(message)) items.push({ label: t("Report message"), act: () => messageUi.openDialog("report", message.id) });
+  if (message.sender_id !== useUsers.getState().selfId) {
+    const muted = isUserMuted(message.sender_id);
+    items.push({ label: muted ? t("Unmute this user") : t("Mute this user"), act: () => (messageUi.closePopup(), run(() => setUserMuted(message.sender_id, !muted), muted ? t("Could not unmute the user") : t("Could not mute the user"))) });
+  }
   return items;
 }
 
@@ -131,8 +162,8 @@ function ActionsMenu({ message, anchor }: { message: Message; anchor: HTMLElemen
     if (e.key !== "Tab") e.preventDefault();
   };
   return (
-    <Popover anchor={anchor} onClose={() => messageUi.closePopup()} label="Message actions" className="actions-popover">
-      <div className="menu actions-menu" role="menu" aria-label="Message actions" ref={ref} onKeyDown={onKey}>
+    <Popover anchor={anchor} onClose={() => messageUi.closePopup()} label={t("Message actions")} className="actions-popover">
+      <div className="menu actions-menu" role="menu" aria-label={t("Message actions")} ref={ref} onKeyDown={onKey}>
         {items.map((item) => (
           <button key={item.label} type="button" role="menuitem" className={item.danger ? "danger" : undefined} onClick={item.act}>
             {item.label}
@@ -145,13 +176,13 @@ function ActionsMenu({ message, anchor }: { message: Message; anchor: HTMLElemen
 
 function EmojiPopover({ message, anchor }: { message: Message; anchor: HTMLElement }) {
   return (
-    <Popover anchor={anchor} onClose={() => messageUi.closePopup()} label="Emoji picker" role="dialog" className="emoji-popover">
-      <Suspense fallback={<p className="emoji-loading">Loading emoji…</p>}>
+    <Popover anchor={anchor} onClose={() => messageUi.closePopup()} label={t("Emoji picker")} role="dialog" className="emoji-popover">
+      <Suspense fallback={<p className="emoji-loading">{t("Loading emoji…")}</p>}>
         <EmojiPicker
           isChosen={(emoji) => hasOwnReaction(message, emoji)}
           onPick={(emoji) => {
             messageUi.closePopup();
-            run(() => toggleReaction(message, emoji), "Could not react");
+            run(() => toggleReaction(message, emoji), t("Could not react"));
           }}
         />
       </Suspense>
@@ -160,22 +191,12 @@ function EmojiPopover({ message, anchor }: { message: Message; anchor: HTMLEleme
 }
 
 function DeleteDialog({ message }: { message: Message }) {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const confirm = () => {
-    setBusy(true);
-    deleteMessage(message).then(
-      () => messageUi.closeDialog(),
-      (e: unknown) => {
-        setBusy(false);
-        setError(errorText(e));
-      },
-    );
-  };
+  const { error, busy, run } = useDialogAction();
+  const confirm = () => run(() => deleteMessage(message));
   return (
-    <Dialog title="Delete message?" onClose={() => messageUi.closeDialog()}>
-      <p>Deleting a message removes it for everyone, for good.</p>
-      <DialogFooter error={error} onCancel={() => messageUi.closeDialog()} action={{ label: "Delete", danger: true, onClick: confirm, disabled: busy }} />
+    <Dialog title={t("Delete message?")} onClose={() => messageUi.closeDialog()}>
+      <p>{t("Deleting a message removes it for everyone, for good.")}</p>
+      <DialogFooter error={error} onCancel={() => messageUi.closeDialog()} action={{ label: t("Delete"), danger: true, onClick: confirm, disabled: busy }} />
     </Dialog>
   );
 }
@@ -187,39 +208,45 @@ function HistoryDialog({ message }: { message: Message }) {
   useEffect(() => {
     fetchHistory(message).then(setEntries, (e: unknown) => setError(errorText(e)));
   }, [message.id, message.last_edit_timestamp, message.last_moved_timestamp]); // eslint-disable-line react-hooks/exhaustive-deps
+  const selfId = useUsers((s) => s.selfId);
   const channel = (id: number) => `#${subs[id]?.name ?? `channel ${id}`}`;
   return (
-    <Dialog title="Message edit history" onClose={() => messageUi.closeDialog()} className="history-dialog">
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
-      {!entries && !error && <p>Loading…</p>}
+    <Dialog title={t("Message edit history")} onClose={() => messageUi.closeDialog()} className="history-dialog">
+      <ErrorLine error={error} />
+      {!entries && !error && <p>{t("Loading…")}</p>}
       {entries && (
         <ol className="history-list">
           {entries.map((entry, i) => (
             <li key={i} className="history-entry">
               <div className="history-meta">
-                <strong>{i === 0 ? "Posted" : entry.prev_content !== undefined ? "Edited" : "Moved"}</strong>
-                {entry.user_id !== null && <> by {userName(entry.user_id)}</>} on{" "}
-                <time dateTime={new Date(entry.timestamp * 1000).toISOString()}>{new Date(entry.timestamp * 1000).toLocaleString()}</time>
+                {(() => {
+                  const what = i === 0 ? t("Posted") : entry.prev_content !== undefined ? t("Edited") : t("Moved");
+                  const when = formatDateTime(new Date(entry.timestamp * 1000));
+                  return (
+                    <>
+                      <strong>{what}</strong>{" "}
+                      <time dateTime={new Date(entry.timestamp * 1000).toISOString()}>
+                        {entry.user_id !== null ? t("by {{name}} on {{date}}", { name: userName(entry.user_id), date: when }) : t("on {{date}}", { date: when })}
+                      </time>
+                    </>
+                  );
+                })()}
               </div>
               {entry.prev_topic !== undefined && (
                 <div className="history-move">
-                  Topic: {topicDisplayName(entry.prev_topic)} → {topicDisplayName(entry.topic ?? "")}
+                  {t("Topic: {{from}} → {{to}}", { from: topicDisplayName(entry.prev_topic), to: topicDisplayName(entry.topic ?? "") })}
                 </div>
               )}
               {entry.prev_stream !== undefined && entry.stream !== undefined && (
                 <div className="history-move">
-                  Channel: {channel(entry.prev_stream)} → {channel(entry.stream)}
+                  {t("Channel: {{from}} → {{to}}", { from: channel(entry.prev_stream), to: channel(entry.stream) })}
                 </div>
               )}
               {(i === 0 || entry.prev_content !== undefined) && (
                 <div
                   className="message_content rendered_markdown history-content"
                   // The server's rendered HTML (with its diff markup for edits), shown as-is like the message itself.
-                  dangerouslySetInnerHTML={{ __html: (i === 0 ? entry.rendered_content : (entry.content_html_diff ?? entry.rendered_content)) ?? "" }}
+                  dangerouslySetInnerHTML={{ __html: prepareHtml((i === 0 ? entry.rendered_content : (entry.content_html_diff ?? entry.rendered_content)) ?? "", selfId, false) }}
                 />
               )}
             </li>
@@ -228,7 +255,7 @@ function HistoryDialog({ message }: { message: Message }) {
       )}
       <div className="dialog-buttons">
         <button type="button" onClick={() => messageUi.closeDialog()}>
-          Close
+          {t("Close")}
         </button>
       </div>
     </Dialog>
@@ -239,29 +266,21 @@ function ReportDialog({ message }: { message: Message }) {
   const types = usePermissions((s) => s.reportTypes);
   const [type, setType] = useState(types[0]?.key ?? "spam");
   const [description, setDescription] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, busy, run } = useDialogAction();
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    reportMessage(message, type, description).then(
-      () => {
-        messageUi.closeDialog();
-        notify("Thank you: the moderators have your report.");
-      },
-      (err: unknown) => {
-        setBusy(false);
-        setError(errorText(err));
-      },
+    run(
+      () => reportMessage(message, type, description),
+      () => notify(t("Thank you: the moderators have your report.")),
     );
   };
   return (
-    <Dialog title="Report message" onClose={() => messageUi.closeDialog()}>
+    <Dialog title={t("Report message")} onClose={() => messageUi.closeDialog()}>
       <form onSubmit={submit} className="dialog-form">
         <p>
-          Report this message from {message.sender_full_name} to the organization's moderators.
+          {t("Report this message from {{name}} to the organization's moderators.", { name: message.sender_full_name })}
         </p>
-        <label htmlFor="report-type">Reason</label>
+        <label htmlFor="report-type">{t("Reason")}</label>
         <select id="report-type" value={type} onChange={(e) => setType(e.target.value)}>
           {types.map((t) => (
             <option key={t.key} value={t.key}>
@@ -269,9 +288,9 @@ function ReportDialog({ message }: { message: Message }) {
             </option>
           ))}
         </select>
-        <label htmlFor="report-description">Explanation{type === "other" ? "" : " (optional)"}</label>
+        <label htmlFor="report-description">{type === "other" ? t("Explanation") : t("Explanation (optional)")}</label>
         <textarea id="report-description" rows={3} maxLength={1000} value={description} onChange={(e) => setDescription(e.target.value)} required={type === "other"} />
-        <DialogFooter error={error} onCancel={() => messageUi.closeDialog()} action={{ label: "Report", disabled: busy }} />
+        <DialogFooter error={error} onCancel={() => messageUi.closeDialog()} action={{ label: t("Report"), disabled: busy }} />
       </form>
     </Dialog>
   );
@@ -288,8 +307,7 @@ function MoveDialog({ message }: { message: Message }) {
   const [mode, setMode] = useState<PropagateMode>("change_all");
   const [notifyOld, setNotifyOld] = useState(false);
   const [notifyNew, setNotifyNew] = useState(true);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { error, setError, busy, run } = useDialogAction();
   const channels = useMemo(() => Object.values(subs).filter((s) => !s.is_archived).sort((a, b) => a.name.localeCompare(b.name)), [subs]);
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -297,24 +315,17 @@ function MoveDialog({ message }: { message: Message }) {
     if (topic.trim() !== message.subject) change.topic = topic.trim();
     if (streamId !== message.stream_id) change.streamId = streamId;
     if (change.topic === undefined && change.streamId === undefined) {
-      setError("Nothing to change: choose another topic or channel.");
+      setError(t("Nothing to change: choose another topic or channel."));
       return;
     }
-    setBusy(true);
-    moveMessages(message, change, mode, { old: notifyOld, new: notifyNew }).then(
-      () => messageUi.closeDialog(),
-      (err: unknown) => {
-        setBusy(false);
-        setError(errorText(err));
-      },
-    );
+    run(() => moveMessages(message, change, mode, { old: notifyOld, new: notifyNew }));
   };
   return (
-    <Dialog title="Move messages" onClose={() => messageUi.closeDialog()}>
+    <Dialog title={t("Move messages")} onClose={() => messageUi.closeDialog()}>
       <form onSubmit={submit} className="dialog-form">
         {channelAllowed && (
           <>
-            <label htmlFor="move-channel">Channel</label>
+            <label htmlFor="move-channel">{t("Channel")}</label>
             <select id="move-channel" value={streamId} onChange={(e) => setStreamId(Number(e.target.value))}>
               {channels.map((c) => (
                 <option key={c.stream_id} value={c.stream_id}>
@@ -324,21 +335,21 @@ function MoveDialog({ message }: { message: Message }) {
             </select>
           </>
         )}
-        <label htmlFor="move-topic">Topic</label>
+        <label htmlFor="move-topic">{t("Topic")}</label>
         <input id="move-topic" value={topic} placeholder={emptyTopicName} maxLength={maxTopic} onChange={(e) => setTopic(e.target.value)} disabled={!topicAllowed && !channelAllowed} autoFocus />
-        <label htmlFor="move-mode">Which messages</label>
+        <label htmlFor="move-mode">{t("Which messages")}</label>
         <select id="move-mode" value={mode} onChange={(e) => setMode(e.target.value as PropagateMode)}>
-          <option value="change_one">Only this message</option>
-          <option value="change_later">This and all following messages in the topic</option>
-          <option value="change_all">All messages in the topic</option>
+          <option value="change_one">{t("Only this message")}</option>
+          <option value="change_later">{t("This and all following messages in the topic")}</option>
+          <option value="change_all">{t("All messages in the topic")}</option>
         </select>
         <label className="checkbox">
-          <input type="checkbox" checked={notifyOld} onChange={(e) => setNotifyOld(e.target.checked)} /> Send a notice to the old topic
+          <input type="checkbox" checked={notifyOld} onChange={(e) => setNotifyOld(e.target.checked)} /> {t("Send a notice to the old topic")}
         </label>
         <label className="checkbox">
-          <input type="checkbox" checked={notifyNew} onChange={(e) => setNotifyNew(e.target.checked)} /> Send a notice to the new topic
+          <input type="checkbox" checked={notifyNew} onChange={(e) => setNotifyNew(e.target.checked)} /> {t("Send a notice to the new topic")}
         </label>
-        <DialogFooter error={error} onCancel={() => messageUi.closeDialog()} action={{ label: "Move", disabled: busy }} />
+        <DialogFooter error={error} onCancel={() => messageUi.closeDialog()} action={{ label: t("Move"), disabled: busy }} />
       </form>
     </Dialog>
   );
@@ -377,6 +388,7 @@ export function MessageActionsHost() {
       {dialog && dialogMessage && dialog.kind === "history" && <HistoryDialog message={dialogMessage} />}
       {dialog && dialogMessage && dialog.kind === "report" && <ReportDialog message={dialogMessage} />}
       {dialog && dialogMessage && dialog.kind === "move" && <MoveDialog message={dialogMessage} />}
+      {dialog && dialogMessage && dialog.kind === "remind" && <RemindDialog message={dialogMessage} onDone={notify} />}
       {dialog?.kind === "new-dm" && <NewDmDialog />}
       <ActionNotice />
     </>

@@ -8,6 +8,8 @@ import type { Message } from "../api/types.ts";
 import { editContent, fetchRawContent } from "../model/message-actions.ts";
 import { messageUi } from "../model/message-ui.ts";
 import { useRealm } from "../model/realm.ts";
+import { t } from "../i18n.ts";
+import { ErrorLine } from "./StatusLine.tsx";
 
 export function MessageEditor({ message }: { message: Message }) {
   const [content, setContent] = useState<string | null>(null);
@@ -47,7 +49,7 @@ export function MessageEditor({ message }: { message: Message }) {
     if (content === null) return;
     if (content === original) return cancel();
     if (content.trim() === "") {
-      setError("A message cannot be empty; delete it instead.");
+      setError(t("A message cannot be empty; delete it instead."));
       return;
     }
     setBusy(true);
@@ -73,9 +75,9 @@ export function MessageEditor({ message }: { message: Message }) {
   };
 
   return (
-    <form className="message-editor" onSubmit={onSubmit} aria-label="Edit message">
+    <form className="message-editor" onSubmit={onSubmit} aria-label={t("Edit message")}>
       <label className="visually-hidden" htmlFor={`edit-${message.id}`}>
-        Edit message content
+        {t("Edit message content")}
       </label>
       <textarea
         id={`edit-${message.id}`}
@@ -83,23 +85,19 @@ export function MessageEditor({ message }: { message: Message }) {
         className="message-editor-text"
         rows={Math.min(12, Math.max(2, (content ?? "").split("\n").length + 1))}
         value={content ?? ""}
-        placeholder={content === null && !error ? "Loading…" : undefined}
+        placeholder={content === null && !error ? t("Loading…") : undefined}
         disabled={content === null}
         maxLength={maxLength}
         onChange={(e) => setContent(e.target.value)}
         onKeyDown={onKeyDown}
       />
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
       <div className="message-editor-buttons">
         <button type="submit" className="primary" disabled={busy || content === null}>
-          Save
+          {t("Save")}
         </button>
         <button type="button" onClick={cancel}>
-          Cancel
+          {t("Cancel")}
         </button>
       </div>
     </form>

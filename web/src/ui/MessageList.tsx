@@ -2,16 +2,19 @@
 // the DOM), opened at the first unread, older pages fetched when scrolled
 // near the top, kept at the bottom as messages arrive when it was there, and
 // marking what is seen as read.
+import "../styles/message-list.css";
+import "../styles/search.css";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { format, isSameDay } from "date-fns";
+import { isSameDay } from "date-fns";
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { api } from "../api/client.ts";
+import { formatDate, formatDateTime, formatTime, t, useLanguage } from "../i18n.ts";
 import type { Message, Reaction } from "../api/types.ts";
 import { useChannels } from "../model/channels.ts";
 import { moveMessages, RESOLVED_TOPIC_PREFIX, toggleResolved } from "../model/message-actions.ts";
 import { messageUi, useMessageUi } from "../model/message-ui.ts";
 import { canMoveTopic, canResolveTopic, usePermissions } from "../model/permissions.ts";
-import { messagesStore, useMessages, type OutboxMessage } from "../model/messages.ts";
+import { messagesStore, useMessages, type OutboxMessage, type SearchMatch } from "../model/messages.ts";
 import { hrefFor } from "../model/navigation.ts";
 import { reading } from "../model/reading.ts";
 import { conversationNarrow, messageMatches, narrowKey, type Narrow } from "../model/narrow.ts";
@@ -19,17 +22,25 @@ import { topicDisplayName, useRealm } from "../model/realm.ts";
 import { unreadsStore, useUnreads } from "../model/unreads.ts";
 import { userName, useUsers } from "../model/users.ts";
 import { Avatar } from "./Avatar.tsx";
+import { EmptyNarrow, FailedSend } from "./ConversationStates.tsx";
+import { openSenderCard } from "./UserCard.tsx";
 import { InlineEditForm } from "./InlineEdit.tsx";
 import { ReactionGlyph } from "./Emoji.tsx";
 import { MessageControls } from "./MessageActions.tsx";
 import { MessageEditor } from "./MessageEditor.tsx";
 import { prepareHtml } from "./rendered.ts";
 import { MessageWidget } from "./Widgets.tsx";
+import { CollapsibleContent, MutedMessage } from "./MessageBody.tsx";
+import { TopicMenu } from "./TopicMenu.tsx";
+import { useMuting } from "../model/muting.ts";
+import { usePlaygrounds } from "../model/playgrounds.ts";
 
 interface Row {
   key: string;
   message: Message;
   local?: OutboxMessage;
+  /** In a search: the message's content and topic with the matched words highlighted. */
+  match?: SearchMatch;
   showHeader: boolean;
   showSender: boolean;
   showDate: boolean;
@@ -41,15 +52,15 @@ function conversationOf(m: Message): string {
   return `d:${ids.join(",")}`;
 }
 
-function buildRows(messages: { message: Message; local?: OutboxMessage }[]): Row[] {
+function buildRows(messages: { message: Message; local?: OutboxMessage; match?: SearchMatch }[]): Row[] {
   const rows: Row[] = [];
   let prev: Message | undefined;
-  for (const { message, local } of messages) {
+  for (const { message, local, match } of messages) {
     const date = new Date(message.timestamp * 1000);
     const showDate = !prev || !isSameDay(new Date(prev.timestamp * 1000), date);
     const showHeader = !prev || showDate || conversationOf(prev) !== conversationOf(message);
     const showSender = showHeader || !prev || prev.sender_id !== message.sender_id || message.timestamp - prev.timestamp > 600;
-    rows.push({ key: local ? `local-${local.localId}` : String(message.id), message, local, showHeader, showSender, showDate });
+    rows.push({ key: local ? `local-${local.localId}` : String(message.id), message, local, match, showHeader, showSender, showDate });
     prev = message;
   }
   return rows;
@@ -69,15 +80,15 @@ function TopicActions({ message, onEdit }: { message: Message; onEdit: () => voi
         <button
           type="button"
           className="topic-action"
-          aria-label={resolved ? "Mark as unresolved" : "Mark as resolved"}
-          title={resolved ? "Mark as unresolved" : "Mark as resolved"}
+          aria-label={resolved ? t("Mark as unresolved") : t("Mark as resolved")}
+          title={resolved ? t("Mark as unresolved") : t("Mark as resolved")}
           onClick={() => toggleResolved(message).then(() => setError(null), (e: Error) => setError(e.message))}
         >
           ✔
         </button>
       )}
       {canMoveTopic(message) && (
-        <button type="button" className="topic-action" aria-label="Edit topic" title="Edit topic" onClick={onEdit}>
+        <button type="button" className="topic-action" aria-label={t("Edit topic")} title={t("Edit topic")} onClick={onEdit}>
           ✎
         </button>
       )}
@@ -97,18 +108,18 @@ function TopicEditor({ message, onDone }: { message: Message; onDone: () => void
     if (topic.trim() === "" || topic === message.subject) return onDone();
     moveMessages(message, { topic }, "change_later").then(onDone, (err: Error) => setError(err.message));
   };
-  return <InlineEditForm className="topic-editor" initial={message.subject} label="New topic name" maxLength={useRealm.getState().maxTopicLength} error={error} onSave={save} onCancel={onDone} />;
+  return <InlineEditForm className="topic-editor" initial={message.subject} label={t("New topic name")} maxLength={useRealm.getState().maxTopicLength} error={error} onSave={save} onCancel={onDone} />;
 }
 
-function RecipientHeader({ message, selfId }: { message: Message; selfId: number }) {
+function RecipientHeader({ message, selfId, sticky, matchSubject }: { message: Message; selfId: number; sticky?: boolean; matchSubject?: string }) {
   const sub = useChannels((s) => (message.stream_id !== undefined ? s.subscriptions[message.stream_id] : undefined));
   const [editing, setEditing] = useState(false);
-  const date = format(new Date(message.timestamp * 1000), "EEE, MMM d");
+  const date = formatDate(new Date(message.timestamp * 1000));
   if (message.type === "stream" && message.stream_id !== undefined) {
     const channel: Narrow = { kind: "channel", streamId: message.stream_id };
     const name = sub?.name ?? (typeof message.display_recipient === "string" ? message.display_recipient : "");
     return (
-      <div className="recipient-header stream" style={{ borderColor: sub?.color }}>
+      <div className={sticky ? "recipient-header stream sticky" : "recipient-header stream"} style={{ borderColor: sub?.color }}>
         <a className="recipient-channel" href={hrefFor({ kind: "messages", narrow: channel })} style={{ background: sub?.color }}>
           #{name}
         </a>
@@ -119,10 +130,16 @@ function RecipientHeader({ message, selfId }: { message: Message; selfId: number
           <TopicEditor message={message} onDone={() => setEditing(false)} />
         ) : (
           <>
-            <a className="recipient-topic" href={hrefFor({ kind: "messages", narrow: conversationNarrow(message, selfId) })}>
-              {topicDisplayName(message.subject)}
-            </a>
+            {matchSubject !== undefined && message.subject !== "" ? (
+              // The server's escaped topic with its matches in <span class="highlight">.
+              <a className="recipient-topic" href={hrefFor({ kind: "messages", narrow: conversationNarrow(message, selfId) })} dangerouslySetInnerHTML={{ __html: matchSubject }} />
+            ) : (
+              <a className="recipient-topic" href={hrefFor({ kind: "messages", narrow: conversationNarrow(message, selfId) })}>
+                {topicDisplayName(message.subject)}
+              </a>
+            )}
             <TopicActions message={message} onEdit={() => setEditing(true)} />
+            <TopicMenu streamId={message.stream_id} topic={message.subject} />
           </>
         )}
         <span className="recipient-date">{date}</span>
@@ -130,9 +147,9 @@ function RecipientHeader({ message, selfId }: { message: Message; selfId: number
     );
   }
   const others = Array.isArray(message.display_recipient) ? message.display_recipient.filter((r) => r.id !== selfId) : [];
-  const label = others.length === 0 ? "You (notes to self)" : `You and ${others.map((r) => userName(r.id) || r.full_name).join(", ")}`;
+  const label = others.length === 0 ? t("You (notes to self)") : t("You and {{names}}", { names: others.map((r) => userName(r.id) || r.full_name).join(", ") });
   return (
-    <div className="recipient-header dm">
+    <div className={sticky ? "recipient-header dm sticky" : "recipient-header dm"}>
       <a className="recipient-topic" href={hrefFor({ kind: "messages", narrow: conversationNarrow(message, selfId) })}>
         {label}
       </a>
@@ -167,7 +184,7 @@ function Reactions({ message, selfId }: { message: Message; selfId: number }) {
             key={`${reaction.reaction_type}:${reaction.emoji_code}`}
             className={mine ? "reaction mine" : "reaction"}
             aria-pressed={mine}
-            title={`${users.map(userName).join(", ")} reacted with :${reaction.emoji_name}:`}
+            title={t("{{names}} reacted with {{emoji}}", { names: users.map(userName).join(", "), emoji: `:${reaction.emoji_name}:`, count: users.length })}
             aria-label={`${reaction.emoji_name}: ${users.length}`}
             onClick={() => toggle(reaction, mine)}
           >
@@ -180,9 +197,16 @@ function Reactions({ message, selfId }: { message: Message; selfId: number }) {
 }
 
 const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId: number }) {
-  const { message, local } = row;
+  const { message, local, match } = row;
   const mentionsMe = message.flags.some((f) => f === "mentioned" || f === "stream_wildcard_mentioned" || f === "topic_wildcard_mentioned");
-  const html = useMemo(() => prepareHtml(message.content, selfId, mentionsMe), [message.content, selfId, mentionsMe]);
+  const playgrounds = usePlaygrounds((s) => s.list);
+  // Times are shown in the 12/24-hour style of the moment (also those inside the message: <time>).
+  const twentyFourHour = useLanguage((s) => s.twentyFourHour);
+  // A search shows the server's highlighted version (match_content), other views the message as it is.
+  const content = match?.content ?? message.content;
+  const html = useMemo(() => prepareHtml(content, selfId, mentionsMe, { codeButtons: true }), [content, selfId, mentionsMe, playgrounds, twentyFourHour]); // eslint-disable-line react-hooks/exhaustive-deps
+  // A muted sender's message is hidden until shown (Zulip's "Muted user" rows).
+  const hidden = useMuting((s) => message.sender_id !== selfId && s.mutedUsers[message.sender_id] !== undefined && !s.revealed[message.id]);
   const time = new Date(message.timestamp * 1000);
   const unread = useUnreads(() => message.id > 0 && unreadsStore.isUnread(message.id));
   const selected = useMessageUi((s) => s.selectedId === message.id && message.id > 0);
@@ -190,54 +214,55 @@ const MessageRow = memo(function MessageRow({ row, selfId }: { row: Row; selfId:
   const classes = ["message", row.showSender ? "with-sender" : "continued", unread ? "unread" : "", mentionsMe ? "mentioned" : "", local ? `local ${local.state}` : "", selected ? "selected" : ""];
   return (
     <div className="message-row">
-      {row.showHeader && <RecipientHeader message={message} selfId={selfId} />}
-      <article className={classes.join(" ").replace(/\s+/g, " ").trim()} data-message-id={message.id > 0 ? message.id : undefined} aria-label={`Message from ${message.sender_full_name}`} aria-current={selected ? "true" : undefined} onClick={message.id > 0 ? () => messageUi.select(message.id) : undefined}>
-        <div className="message-gutter">{row.showSender && <Avatar url={message.avatar_url} name={message.sender_full_name} />}</div>
+      {row.showHeader && <RecipientHeader message={message} selfId={selfId} matchSubject={match?.subject} />}
+      <article className={classes.join(" ").replace(/\s+/g, " ").trim()} data-message-id={message.id > 0 ? message.id : undefined} aria-label={t("Message from {{name}}", { name: message.sender_full_name })} aria-current={selected ? "true" : undefined} tabIndex={message.id > 0 ? -1 : undefined} onClick={message.id > 0 ? () => messageUi.select(message.id) : undefined}>
+        <div className="message-gutter">{row.showSender && !hidden && <span className="sender-avatar" onClick={(e) => openSenderCard(e, message.sender_id)}><Avatar url={message.avatar_url} name={message.sender_full_name} /></span>}</div>
         <div className="message-main">
           {row.showSender && (
             <div className="message-meta">
-              <span className="sender-name">{message.sender_full_name}</span>
-              <time className="message-time" dateTime={time.toISOString()} title={format(time, "PPpp")}>
-                {format(time, "HH:mm")}
+              {hidden ? (
+                <span className="sender-name">{t("Muted user")}</span>
+              ) : (
+                <button type="button" className="sender-name" aria-haspopup="dialog" onClick={(e) => openSenderCard(e, message.sender_id)}>{message.sender_full_name}</button>
+              )}
+              <time className="message-time" dateTime={time.toISOString()} title={formatDateTime(time)}>
+                {formatTime(time)}
               </time>
-              {message.last_edit_timestamp !== undefined && <span className="edited">(edited)</span>}
-              {message.last_edit_timestamp === undefined && message.last_moved_timestamp !== undefined && <span className="edited">(moved)</span>}
+              {message.last_edit_timestamp !== undefined && <span className="edited">{t("(edited)")}</span>}
+              {message.last_edit_timestamp === undefined && message.last_moved_timestamp !== undefined && <span className="edited">{t("(moved)")}</span>}
               {message.flags.includes("starred") && (
-                <span className="starred" aria-label="Starred">
+                <span className="starred" aria-label={t("Starred")}>
                   ★
                 </span>
               )}
             </div>
           )}
           {!row.showSender && (
-            <time className="message-time side" dateTime={time.toISOString()} title={format(time, "PPpp")}>
-              {format(time, "HH:mm")}
+            <time className="message-time side" dateTime={time.toISOString()} title={formatDateTime(time)}>
+              {formatTime(time)}
             </time>
           )}
           {editing ? (
             <MessageEditor message={message} />
+          ) : hidden ? (
+            <MutedMessage messageId={message.id} />
           ) : (
-            <MessageWidget message={message} selfId={selfId}>
-              <div className="message_content rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />
-            </MessageWidget>
+            <CollapsibleContent messageId={message.id}>
+              <MessageWidget message={message} selfId={selfId}>
+                <div className="message_content rendered_markdown" dangerouslySetInnerHTML={{ __html: html }} />
+              </MessageWidget>
+            </CollapsibleContent>
           )}
-          {!row.showSender && message.last_edit_timestamp !== undefined && <span className="edited">(edited)</span>}
+          {!row.showSender && message.last_edit_timestamp !== undefined && <span className="edited">{t("(edited)")}</span>}
           {!row.showSender && message.flags.includes("starred") && (
-            <span className="starred side" aria-label="Starred">
+            <span className="starred side" aria-label={t("Starred")}>
               ★
             </span>
           )}
           <Reactions message={message} selfId={selfId} />
           <MessageControls message={message} />
-          {local?.state === "sending" && <div className="send-state">Sending…</div>}
-          {local?.state === "failed" && (
-            <div className="send-state failed" role="alert">
-              Not sent: {local.error}{" "}
-              <button type="button" onClick={() => messagesStore.dismissFailed(local.localId)}>
-                Dismiss
-              </button>
-            </div>
-          )}
+          {local?.state === "sending" && <div className="send-state">{t("Sending…")}</div>}
+          {local?.state === "failed" && <FailedSend local={local} />}
         </div>
       </article>
     </div>
@@ -265,10 +290,10 @@ export function MessageList({ narrow, near }: { narrow: Narrow; near?: number })
 
   const rows = useMemo(() => {
     if (!list) return [];
-    const items: { message: Message; local?: OutboxMessage }[] = [];
+    const items: { message: Message; local?: OutboxMessage; match?: SearchMatch }[] = [];
     for (const id of list.ids) {
       const m = byId[id];
-      if (m) items.push({ message: m });
+      if (m) items.push({ message: m, match: list.matches[id] });
     }
     if (list.foundNewest) {
       for (const o of outbox) {
@@ -392,9 +417,24 @@ export function MessageList({ narrow, near }: { narrow: Narrow; near?: number })
     };
   }, [checkSeen]);
 
+  // The recipient header of the conversation at the top of the view stays there while its messages scroll (Zulip's sticky header).
+  const [stickyIndex, setStickyIndex] = useState<number | null>(null);
+  const updateSticky = () => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const top = el.scrollTop;
+    const item = top > 0 ? virtualizer.getVirtualItems().find((i) => i.end > top) : undefined;
+    const row = item ? rows[item.index] : undefined;
+    // Not while the row's own header is still in view at its top.
+    setStickyIndex(item && row && !(row.showHeader && item.start >= top) ? item.index : null);
+  };
+  useLayoutEffect(updateSticky, [rows, items.length]); // eslint-disable-line react-hooks/exhaustive-deps
+  const stickyRow = stickyIndex !== null ? rows[stickyIndex] : undefined;
+
   const onScroll = () => {
     const el = scrollRef.current;
     if (!el) return;
+    updateSticky();
     atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
     messagesStore.following(key, atBottom.current);
     pinFirstVisible();
@@ -412,23 +452,28 @@ export function MessageList({ narrow, near }: { narrow: Narrow; near?: number })
   if (!list || list.loading) {
     return (
       <div className="message-list loading" aria-busy="true">
-        Loading messages…
+        {t("Loading messages…")}
       </div>
     );
   }
   return (
-    <div className="message-list" ref={scrollRef} onScroll={onScroll} onClick={onClick} role="log" aria-label="Messages">
+    <div className="message-list" ref={scrollRef} onScroll={onScroll} onClick={onClick} role="log" aria-label={t("Messages")}>
       {list.error && (
         <div className="list-error" role="alert">
-          Could not load messages: {list.error}{" "}
+          <span>{t("Could not load messages: {{error}}", { error: list.error })}</span>
           <button type="button" onClick={() => void messagesStore.open(narrow, true)}>
-            Retry
+            {t("Retry")}
           </button>
         </div>
       )}
-      {list.foundOldest && rows.length === 0 && <div className="list-empty">No messages here yet.</div>}
+      {list.foundOldest && list.foundNewest && rows.length === 0 && <EmptyNarrow narrow={narrow} selfId={selfId} />}
+      {stickyRow && (
+        <div className="sticky-recipient">
+          <RecipientHeader key={conversationOf(stickyRow.message)} message={stickyRow.message} selfId={selfId} sticky matchSubject={stickyRow.match?.subject} />
+        </div>
+      )}
       <div className="message-list-inner" style={{ height: virtualizer.getTotalSize() }}>
-        {list.loadingOlder && <div className="loading-older">Loading older messages…</div>}
+        {list.loadingOlder && <div className="loading-older">{t("Loading older messages…")}</div>}
         <div className="message-window" style={{ transform: `translateY(${items[0]?.start ?? 0}px)` }}>
           {items.map((item) => (
             <div key={item.key} data-index={item.index} ref={virtualizer.measureElement}>

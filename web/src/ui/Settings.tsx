@@ -1,11 +1,20 @@
-// Personal settings (#settings/profile): name and avatar, password, time
-// zone, theme and notifications. Changes go through PATCH /settings (and the
+// Personal settings (#settings/profile): name and avatar, custom profile
+// fields, password, display preferences (language, time format, home view,
+// theme, time zone), notifications, per channel and per topic. Loaded on
+// demand (MainView imports this module only when the page opens). Changes go through PATCH /settings (and the
 // avatar endpoints); the page shows what the events then say.
-import { useMemo, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useRef, useState, type FormEvent, type ReactNode } from "react";
 import { api, postFile } from "../api/client.ts";
 import { notificationsStore } from "../model/notifications.ts";
-import { settingsStore, useSettings } from "../model/settings.ts";
-import { COLOR_SCHEME } from "../model/theme.ts";
+import { useSettings } from "../model/settings.ts";
+import "../styles/settings-admin.css";
+import { t } from "../i18n.ts";
+import { Bots } from "./admin/Bots.tsx";
+import { ChannelNotifications, TopicSettings } from "./settings/ChannelNotifications.tsx";
+import { Display } from "./settings/Display.tsx";
+import { ProfileFields } from "./settings/ProfileFields.tsx";
+import { saveSetting, SectionNav } from "./settings/shared.tsx";
+import { useProfileFields } from "../model/profile-fields.ts";
 import { Avatar } from "./Avatar.tsx";
 import { useSelf } from "./people.ts";
 import { StatusLine } from "./StatusLine.tsx";
@@ -17,7 +26,7 @@ function useSaver(): { status: ReactNode; run: (label: string, action: () => Pro
     async run(label, action) {
       try {
         await action();
-        setMessage({ ok: true, text: `${label}: saved.` });
+        setMessage({ ok: true, text: t("{{label}}: saved.", { label }) });
         return true;
       } catch (e) {
         setMessage({ ok: false, text: e instanceof Error ? e.message : String(e) });
@@ -27,30 +36,28 @@ function useSaver(): { status: ReactNode; run: (label: string, action: () => Pro
   };
 }
 
-/** Shows a setting's new value at once; the server's event confirms it, a failure puts the old one back. */
-async function saveSetting(property: string, value: unknown): Promise<void> {
-  const old = useSettings.getState().settings[property];
-  settingsStore.apply(property, value);
-  try {
-    await api.patch("/settings", { [property]: value });
-  } catch (e) {
-    settingsStore.apply(property, old);
-    throw e;
-  }
-}
+/** email_address_visibility values in the order of Zulip's menu, widest audience first. */
+const EMAIL_VISIBILITY: [number, () => string][] = [
+  [1, () => t("Admins, moderators, members and guests")],
+  [2, () => t("Admins, moderators and members")],
+  [5, () => t("Admins and moderators")],
+  [3, () => t("Admins only")],
+  [4, () => t("Nobody")],
+];
 
 function Profile() {
   const self = useSelf();
+  const visibility = useSettings((s) => s.settings.email_address_visibility);
   const [name, setName] = useState(self?.full_name ?? "");
   const file = useRef<HTMLInputElement>(null);
   const saver = useSaver();
   const save = (e: FormEvent) => {
     e.preventDefault();
-    void saver.run("Name", () => api.patch("/settings", { full_name: name.trim() }));
+    void saver.run(t("Name"), () => api.patch("/settings", { full_name: name.trim() }));
   };
   return (
     <section className="settings-section" aria-labelledby="profile-heading">
-      <h3 id="profile-heading">Profile</h3>
+      <h3 id="profile-heading">{t("Profile")}</h3>
       <div className="settings-avatar">
         <Avatar url={self?.avatar_url ?? null} name={self?.full_name ?? ""} />
         <input
@@ -63,25 +70,40 @@ function Profile() {
           onChange={(e) => {
             const f = e.target.files?.[0];
             e.target.value = "";
-            if (f) void saver.run("Avatar", () => postFile("/users/me/avatar", f));
+            if (f) void saver.run(t("Avatar"), () => postFile("/users/me/avatar", f));
           }}
         />
         <button type="button" onClick={() => file.current?.click()}>
-          Upload avatar
+          {t("Upload avatar")}
         </button>
-        <button type="button" onClick={() => void saver.run("Avatar", () => api.delete("/users/me/avatar"))}>
-          Delete avatar
+        <button type="button" onClick={() => void saver.run(t("Avatar"), () => api.delete("/users/me/avatar"))}>
+          {t("Delete avatar")}
         </button>
       </div>
       <form onSubmit={save} className="page-form">
         <label>
-          Name
+          {t("Name")}
           <input value={name} onChange={(e) => setName(e.target.value)} required />
         </label>
         <button type="submit" className="primary">
-          Save name
+          {t("Save name")}
         </button>
       </form>
+      <div className="page-form">
+        <label>
+          {t("Who can see my email address")}
+          <select
+            value={typeof visibility === "number" ? visibility : ""}
+            onChange={(e) => void saver.run(t("Who can see my email address"), () => saveSetting("email_address_visibility", Number(e.target.value)))}
+          >
+            {EMAIL_VISIBILITY.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label()}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
       {saver.status}
     </section>
   );
@@ -93,25 +115,25 @@ function Password() {
   const saver = useSaver();
   const save = async (e: FormEvent) => {
     e.preventDefault();
-    if (await saver.run("Password", () => api.patch("/settings", { old_password: current, new_password: next }))) {
+    if (await saver.run(t("Password"), () => api.patch("/settings", { old_password: current, new_password: next }))) {
       setCurrent("");
       setNext("");
     }
   };
   return (
     <section className="settings-section" aria-labelledby="password-heading">
-      <h3 id="password-heading">Password</h3>
+      <h3 id="password-heading">{t("Password")}</h3>
       <form onSubmit={(e) => void save(e)} className="page-form">
         <label>
-          Current password
+          {t("Current password")}
           <input type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} required />
         </label>
         <label>
-          New password
+          {t("New password")}
           <input type="password" autoComplete="new-password" value={next} onChange={(e) => setNext(e.target.value)} required />
         </label>
         <button type="submit" className="primary">
-          Change password
+          {t("Change password")}
         </button>
       </form>
       {saver.status}
@@ -119,54 +141,12 @@ function Password() {
   );
 }
 
-function Preferences() {
-  const settings = useSettings((s) => s.settings);
-  const saver = useSaver();
-  const zones = useMemo(() => (typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : ["UTC"]), []);
-  const set = (label: string, property: string, value: unknown) => void saver.run(label, () => saveSetting(property, value));
-  const scheme = settings.color_scheme ?? COLOR_SCHEME.automatic;
-  return (
-    <section className="settings-section" aria-labelledby="preferences-heading">
-      <h3 id="preferences-heading">Preferences</h3>
-      <div className="page-form">
-        <label>
-          Time zone
-          <select value={settings.timezone ?? ""} onChange={(e) => set("Time zone", "timezone", e.target.value)}>
-            <option value="">Not set</option>
-            {zones.map((z) => (
-              <option key={z} value={z}>
-                {z}
-              </option>
-            ))}
-          </select>
-        </label>
-        <fieldset>
-          <legend>Theme</legend>
-          {(
-            [
-              [COLOR_SCHEME.automatic, "Automatic (follow the system)"],
-              [COLOR_SCHEME.light, "Light"],
-              [COLOR_SCHEME.dark, "Dark"],
-            ] as const
-          ).map(([value, label]) => (
-            <label key={value} className="checkbox">
-              <input type="radio" name="color_scheme" checked={scheme === value} onChange={() => set("Theme", "color_scheme", value)} />
-              {label}
-            </label>
-          ))}
-        </fieldset>
-      </div>
-      {saver.status}
-    </section>
-  );
-}
-
-const NOTIFICATION_SETTINGS: [string, string][] = [
-  ["enable_desktop_notifications", "Desktop notifications for mentions and direct messages"],
-  ["enable_sounds", "Sounds"],
-  ["pm_content_in_desktop_notifications", "Show message content in notifications"],
-  ["enable_offline_email_notifications", "Email me about mentions and direct messages when I'm offline"],
-  ["enable_offline_push_notifications", "Mobile notifications when I'm offline"],
+const NOTIFICATION_SETTINGS: [string, () => string][] = [
+  ["enable_desktop_notifications", () => t("Desktop notifications for mentions and direct messages")],
+  ["enable_sounds", () => t("Sounds")],
+  ["pm_content_in_desktop_notifications", () => t("Show message content in notifications")],
+  ["enable_offline_email_notifications", () => t("Email me about mentions and direct messages when I'm offline")],
+  ["enable_offline_push_notifications", () => t("Mobile notifications when I'm offline")],
 ];
 
 function Notifications() {
@@ -175,24 +155,24 @@ function Notifications() {
   const [permission, setPermission] = useState(notificationsStore.permission());
   return (
     <section className="settings-section" aria-labelledby="notifications-heading">
-      <h3 id="notifications-heading">Notifications</h3>
+      <h3 id="notifications-heading">{t("Notifications")}</h3>
       <div className="page-form">
         {NOTIFICATION_SETTINGS.map(([property, label]) => (
           <label key={property} className="checkbox">
             <input
               type="checkbox"
               checked={settings[property] !== false}
-              onChange={(e) => void saver.run(label, () => saveSetting(property, e.target.checked))}
+              onChange={(e) => void saver.run(label(), () => saveSetting(property, e.target.checked))}
             />
-            {label}
+            {label()}
           </label>
         ))}
         {permission === "default" && (
           <button type="button" onClick={() => void notificationsStore.requestPermission().then(setPermission)}>
-            Allow notifications in this browser
+            {t("Allow notifications in this browser")}
           </button>
         )}
-        {permission === "denied" && <p className="muted-text">This browser blocks notifications from this site; allow them in its site settings.</p>}
+        {permission === "denied" && <p className="muted-text">{t("This browser blocks notifications from this site; allow them in its site settings.")}</p>}
       </div>
       {saver.status}
     </section>
@@ -200,12 +180,33 @@ function Notifications() {
 }
 
 export function Settings() {
+  const hasFields = useProfileFields((s) => s.fields.length > 0);
   return (
-    <section className="page settings" aria-label="Personal settings">
+    <section className="page settings" aria-label={t("Personal settings")}>
+      <SectionNav
+        label={t("Personal settings sections")}
+        sections={[
+          ["profile", t("Profile")],
+          ...(hasFields ? [["profile-fields", t("Profile fields")] as [string, string]] : []),
+          ["password", t("Password")],
+          ["display-settings", t("Preferences")],
+          ["notifications", t("Notifications")],
+          ["channel-notifications", t("Channels")],
+          ["topic-settings", t("Topics")],
+          ["your-bots", t("Your bots")],
+        ]}
+      />
       <Profile />
+      <ProfileFields />
       <Password />
-      <Preferences />
+      <Display />
       <Notifications />
+      <ChannelNotifications />
+      <TopicSettings />
+      <Bots own />
+      <p>
+        <a href="#organization/organization-profile">{t("Custom emoji, user groups and the organization's settings")}</a>
+      </p>
     </section>
   );
 }

@@ -1,16 +1,19 @@
-// Left sidebar: the views, your channels with unread counts (and the open
-// channel's topics), and direct conversations with unreads.
-import { useEffect, useMemo } from "react";
+// Left sidebar: the views, your recent direct conversations (DmSection.tsx),
+// and your channels with unread counts (and the open channel's topics).
+import { useEffect, useMemo, useState } from "react";
 import type { Subscription } from "../api/types.ts";
+import { t } from "../i18n.ts";
 import { useChannelFolders, visibleFolders } from "../model/channel-folders.ts";
 import { isTopicMuted, useChannels } from "../model/channels.ts";
+import { useLayout } from "../model/layout.ts";
 import { hrefFor } from "../model/navigation.ts";
 import { narrowKey, type Narrow, type View } from "../model/narrow.ts";
 import { topicDisplayName } from "../model/realm.ts";
 import { topicsStore, useTopics } from "../model/topics.ts";
 import { useUnreads } from "../model/unreads.ts";
-import { userName, useUsers } from "../model/users.ts";
-import { PeopleList } from "./PeopleList.tsx";
+import { useUsers } from "../model/users.ts";
+import { useScheduled } from "../model/scheduled.ts";
+import { DmSection } from "./DmSection.tsx";
 
 function Count({ n, label }: { n: number; label?: string }) {
   if (n <= 0) return null;
@@ -55,7 +58,7 @@ function TopicList({ streamId, view }: { streamId: number; view: View }) {
   }, [topics, unreadTopics]);
   if (shown.length === 0) return null;
   return (
-    <ul className="topic-list" aria-label="Topics">
+    <ul className="topic-list" aria-label={t("Topics")}>
       {shown.map((t) => {
         const narrow: Narrow = { kind: "topic", streamId, topic: t.name };
         const muted = isTopicMuted(channels, streamId, t.name);
@@ -82,13 +85,18 @@ export function Sidebar({ view }: { view: View }) {
   const channelState = useChannels();
   const subscriptions = channelState.subscriptions;
   const counts = useUnreads((s) => s.counts);
+  const scheduledCount = useScheduled((s) => s.messages.length);
   // A channel's count leaves out its muted topics, as Zulip's does.
   const channelCount = (streamId: number) =>
     Object.values(counts.byTopic[streamId] ?? {}).reduce((sum, t) => sum + (isTopicMuted(channelState, streamId, t.topic) ? 0 : t.count), 0);
   useUsers((s) => s.byId);
-  const channels = useMemo(() => sortChannels(Object.values(subscriptions)), [subscriptions]);
+  const [channelFilter, setChannelFilter] = useState("");
+  const leftOpen = useLayout((s) => s.leftOpen);
+  const channels = useMemo(() => {
+    const needle = channelFilter.trim().toLowerCase();
+    return sortChannels(Object.values(subscriptions)).filter((sub) => needle === "" || sub.name.toLowerCase().includes(needle));
+  }, [subscriptions, channelFilter]);
   const openStream = view.kind === "messages" && (view.narrow.kind === "channel" || view.narrow.kind === "topic") ? view.narrow.streamId : null;
-  const dmKeys = Object.keys(counts.byDm).filter((k) => (counts.byDm[k] ?? 0) > 0);
   const folderState = useChannelFolders((f) => f.byId);
   const folders = useMemo(() => visibleFolders(folderState), [folderState]);
 
@@ -112,33 +120,58 @@ export function Sidebar({ view }: { view: View }) {
   };
 
   return (
-    <nav className="sidebar" aria-label="Sidebar">
-      <ul className="views" aria-label="Views">
-        <ViewLink view={view} target="inbox" label="Inbox" count={counts.total} />
-        <ViewLink view={view} target={{ kind: "all" }} label="All messages" />
-        <ViewLink view={view} target={{ kind: "mentions" }} label="Mentions" count={counts.mentions} />
-        <ViewLink view={view} target={{ kind: "starred" }} label="Starred" />
-        <ViewLink view={view} target={{ kind: "all-dms" }} label="Direct messages" count={counts.dmTotal} />
+    <nav id="left-sidebar" className={leftOpen ? "sidebar open" : "sidebar"} aria-label={t("Sidebar")}>
+      <ul className="views" aria-label={t("Views")}>
+        <ViewLink view={view} target="inbox" label={t("Inbox")} count={counts.total} />
+        <li className={view.kind === "recent" ? "current" : undefined}>
+          <a href="#recent" aria-current={view.kind === "recent" ? "page" : undefined}>
+            {t("Recent conversations")}
+          </a>
+        </li>
+        <ViewLink view={view} target={{ kind: "all" }} label={t("All messages")} />
+        <ViewLink view={view} target={{ kind: "mentions" }} label={t("Mentions")} count={counts.mentions} />
+        <ViewLink view={view} target={{ kind: "starred" }} label={t("Starred")} />
+        <ViewLink view={view} target={{ kind: "all-dms" }} label={t("Direct messages")} count={counts.dmTotal} />
+        <li className={view.kind === "drafts" ? "current" : undefined}>
+          <a href="#drafts" aria-current={view.kind === "drafts" ? "page" : undefined}>
+            {t("Drafts")}
+          </a>
+        </li>
+        {(scheduledCount > 0 || view.kind === "scheduled") && (
+          <li className={view.kind === "scheduled" ? "current" : undefined}>
+            <a href="#scheduled" aria-current={view.kind === "scheduled" ? "page" : undefined}>
+              {t("Scheduled messages")}
+            </a>
+            <Count n={scheduledCount} label={t("scheduled")} />
+          </li>
+        )}
         <li className={view.kind === "people" ? "current" : undefined}>
           <a href="#people" aria-current={view.kind === "people" ? "page" : undefined}>
-            People
+            {t("People")}
           </a>
         </li>
       </ul>
-      {dmKeys.length > 0 && (
-        <ul className="dm-list" aria-label="Direct message conversations">
-          {dmKeys.map((key) => {
-            const narrow: Narrow = { kind: "dm", userIds: key.split(",").map(Number) };
-            return <ViewLink key={key} view={view} target={narrow} label={narrow.userIds.map(userName).join(", ")} count={counts.byDm[key]} />;
-          })}
-        </ul>
-      )}
+      <DmSection view={view} />
       <h3 className="sidebar-heading" id="channels-heading">
-        Channels
+        {t("Channels")}
         <a href="#channels/all" className="sidebar-heading-link" aria-current={view.kind === "channels" ? "page" : undefined}>
-          Browse channels
+          {t("Browse channels")}
         </a>
       </h3>
+      <input
+        type="search"
+        className="sidebar-filter"
+        data-shortcut="channel-filter"
+        aria-label={t("Filter channels")}
+        placeholder={t("Filter channels")}
+        value={channelFilter}
+        onChange={(e) => setChannelFilter(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key !== "Escape") return;
+          setChannelFilter("");
+          e.currentTarget.blur();
+        }}
+      />
       {folders.map((folder) => {
         const inFolder = channels.filter((sub) => sub.folder_id === folder.id);
         if (inFolder.length === 0) return null;
@@ -155,13 +188,12 @@ export function Sidebar({ view }: { view: View }) {
       })}
       {folders.some((f) => channels.some((sub) => sub.folder_id === f.id)) && (
         <h4 className="sidebar-subheading" id="other-channels-heading">
-          Other channels
+          {t("Other channels")}
         </h4>
       )}
       <ul className="channel-list" aria-labelledby={folders.some((f) => channels.some((sub) => sub.folder_id === f.id)) ? "other-channels-heading" : "channels-heading"}>
         {channels.filter((sub) => !folders.some((f) => f.id === sub.folder_id)).map(channelItem)}
       </ul>
-      <PeopleList view={view} />
     </nav>
   );
 }

@@ -12,3 +12,8 @@ export function StatusLine({ status }: { status: Status | null }) {
     </p>
   );
 }
+
+/** Why something failed, under the form or list it concerns; nothing while there is no error. */
+export function ErrorLine({ error }: { error: string | null | undefined }) {
+  return <StatusLine status={error ? { ok: false, text: error } : null} />;
+}

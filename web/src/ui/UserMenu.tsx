@@ -1,7 +1,9 @@
 import { useEffect, useRef, useState } from "react";
 import { sessionStore } from "../model/session.ts";
-import { useUsers } from "../model/users.ts";
+import { shownEmail, useUsers } from "../model/users.ts";
 import { Avatar } from "./Avatar.tsx";
+import { OwnStatusMenuItems } from "./OwnStatus.tsx";
+import { t } from "../i18n.ts";
 
 export function UserMenu() {
   const me = useUsers((s) => s.byId[s.selfId]);
@@ -21,23 +23,24 @@ export function UserMenu() {
   }, [open]);
   return (
     <div className="user-menu" ref={ref}>
-      <button type="button" className="user-menu-button" aria-label={me?.full_name ?? "Me"} aria-haspopup="menu" aria-expanded={open} onClick={() => setOpen(!open)}>
+      <button type="button" className="user-menu-button" aria-haspopup="menu" aria-expanded={open} onClick={() => setOpen(!open)}>
         <Avatar url={me?.avatar_url ?? null} name={me?.full_name ?? ""} small />
-        <span>{me?.full_name ?? "Me"}</span>
+        <span className="user-menu-name">{me?.full_name ?? t("Me")}</span>
       </button>
       {open && (
         <div className="menu" role="menu">
-          <div className="menu-info">{me?.email}</div>
+          <div className="menu-info">{me && shownEmail(me)}</div>
+          <OwnStatusMenuItems onDone={() => setOpen(false)} />
           <a role="menuitem" href="#settings/profile" onClick={() => setOpen(false)}>
-            Personal settings
+            {t("Personal settings")}
           </a>
           {(me?.role === 100 || me?.role === 200) && (
             <a role="menuitem" href="#organization/organization-profile" onClick={() => setOpen(false)}>
-              Organization settings
+              {t("Organization settings")}
             </a>
           )}
           <button type="button" role="menuitem" onClick={() => void sessionStore.logOut()}>
-            Log out
+            {t("Log out")}
           </button>
         </div>
       )}

@@ -12,6 +12,7 @@ import { dmParticipants } from "../model/narrow.ts";
 import { allSubmessages, useWidgets, widgetState, type Poll, type TodoList, type ZForm } from "../model/widgets.ts";
 import { userName } from "../model/users.ts";
 import { InlineEditForm } from "./InlineEdit.tsx";
+import { t } from "../i18n.ts";
 
 function send(messageId: number, data: Record<string, unknown>, onError: (msg: string) => void): void {
   api.post("/submessage", { message_id: messageId, msg_type: "widget", content: JSON.stringify(data) }).catch((e: Error) => onError(e.message));
@@ -33,14 +34,15 @@ export function MessageWidget({ message, selfId, children }: { message: Message;
 }
 
 /** The author's heading (a poll's question, a list's title), editable in place by the author alone. */
-function EditableHeading({ text, placeholder, label, canEdit, onSave, className }: { text: string; placeholder: string; label: string; canEdit: boolean; onSave: (text: string) => void; className: string }) {
+/** `label` names the field, `editLabel` the button that opens it. */
+function EditableHeading({ text, placeholder, label, editLabel, canEdit, onSave, className }: { text: string; placeholder: string; label: string; editLabel: string; canEdit: boolean; onSave: (text: string) => void; className: string }) {
   const [editing, setEditing] = useState(false);
   if (!editing) {
     return (
       <div className="widget-heading">
         <h4 className={className}>{text || <span className="widget-placeholder">{placeholder}</span>}</h4>
         {canEdit && (
-          <button type="button" className="widget-edit" aria-label={`Edit ${label}`} title={`Edit ${label}`} onClick={() => setEditing(true)}>
+          <button type="button" className="widget-edit" aria-label={editLabel} title={editLabel} onClick={() => setEditing(true)}>
             ✎
           </button>
         )}
@@ -82,6 +84,15 @@ function ZFormWidget({ message, form, selfId }: { message: Message; form: ZForm;
   );
 }
 
+/** Why a vote, option or task did not go through. */
+function WidgetError({ error }: { error: string | null }) {
+  return error ? (
+    <div className="widget-error" role="alert">
+      {error}
+    </div>
+  ) : null;
+}
+
 function PollWidget({ messageId, poll, selfId }: { messageId: number; poll: Poll; selfId: number }) {
   const [option, setOption] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -97,8 +108,9 @@ function PollWidget({ messageId, poll, selfId }: { messageId: number; poll: Poll
       <EditableHeading
         className="poll-question"
         text={poll.question}
-        placeholder="No question"
-        label="poll question"
+        placeholder={t("No question")}
+        label={t("Poll question")}
+        editLabel={t("Edit poll question")}
         canEdit={poll.authorId === selfId}
         onSave={(question) => send(messageId, { type: "question", question }, setError)}
       />
@@ -111,7 +123,7 @@ function PollWidget({ messageId, poll, selfId }: { messageId: number; poll: Poll
                 type="button"
                 className={mine ? "poll-vote mine" : "poll-vote"}
                 aria-pressed={mine}
-                aria-label={`${mine ? "Remove vote for" : "Vote for"} ${o.option} (${o.voters.length} ${o.voters.length === 1 ? "vote" : "votes"})`}
+                aria-label={mine ? t("Remove vote for {{option}} ({{count}} votes)", { option: o.option, count: o.voters.length, defaultValue_one: "Remove vote for {{option}} ({{count}} vote)" }) : t("Vote for {{option}} ({{count}} votes)", { option: o.option, count: o.voters.length, defaultValue_one: "Vote for {{option}} ({{count}} vote)" })}
                 onClick={() => send(messageId, { type: "vote", key: o.key, vote: mine ? -1 : 1 }, setError)}
               >
                 {o.voters.length}
@@ -123,16 +135,12 @@ function PollWidget({ messageId, poll, selfId }: { messageId: number; poll: Poll
         })}
       </ul>
       <form className="widget-add" onSubmit={add}>
-        <input value={option} onChange={(e) => setOption(e.target.value)} placeholder="New option" aria-label="New poll option" maxLength={200} />
+        <input value={option} onChange={(e) => setOption(e.target.value)} placeholder={t("New option")} aria-label={t("New poll option")} maxLength={200} />
         <button type="submit" disabled={!option.trim()}>
-          Add option
+          {t("Add option")}
         </button>
       </form>
-      {error && (
-        <div className="widget-error" role="alert">
-          {error}
-        </div>
-      )}
+      <WidgetError error={error} />
     </div>
   );
 }
@@ -146,7 +154,7 @@ function TodoWidget({ messageId, todo, selfId }: { messageId: number; todo: Todo
     const text = task.trim();
     if (!text) return;
     if (todo.tasks.some((t) => t.task === text)) {
-      setError(`"${text}" is already on the list.`);
+      setError(t("“{{task}}” is already on the list.", { task: text }));
       return;
     }
     setError(null);
@@ -159,8 +167,9 @@ function TodoWidget({ messageId, todo, selfId }: { messageId: number; todo: Todo
       <EditableHeading
         className="todo-title"
         text={todo.title}
-        placeholder="Task list"
-        label="task list title"
+        placeholder={t("Task list")}
+        label={t("Task list title")}
+        editLabel={t("Edit task list title")}
         canEdit={todo.authorId === selfId}
         onSave={(title) => send(messageId, { type: "new_task_list_title", title }, setError)}
       />
@@ -178,17 +187,13 @@ function TodoWidget({ messageId, todo, selfId }: { messageId: number; todo: Todo
         ))}
       </ul>
       <form className="widget-add" onSubmit={add}>
-        <input value={task} onChange={(e) => setTask(e.target.value)} placeholder="New task" aria-label="New task" maxLength={200} />
-        <input value={desc} onChange={(e) => setDesc(e.target.value)} placeholder="Description" aria-label="New task description" maxLength={200} />
+        <input value={task} onChange={(e) => setTask(e.target.value)} placeholder={t("New task")} aria-label={t("New task")} maxLength={200} />
+        <input value={desc} onChange={(e) => setDesc(e.target.value)} placeholder={t("Description")} aria-label={t("New task description")} maxLength={200} />
         <button type="submit" disabled={!task.trim()}>
-          Add task
+          {t("Add task")}
         </button>
       </form>
-      {error && (
-        <div className="widget-error" role="alert">
-          {error}
-        </div>
-      )}
+      <WidgetError error={error} />
     </div>
   );
 }
