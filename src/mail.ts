@@ -6,7 +6,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import nodemailer, { type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Config } from "./config.ts";
 
 export interface EmailMessage {
@@ -24,9 +24,11 @@ export function outboxDir(config: Config): string {
 
 const transports = new Map<string, Transporter>();
 
-function transportFor(smtpUrl: string): Transporter {
+/** nodemailer is loaded with the first message for an SMTP server: without SMTP_URL it never is. */
+async function transportFor(smtpUrl: string): Promise<Transporter> {
   let transport = transports.get(smtpUrl);
   if (!transport) {
+    const { default: nodemailer } = await import("nodemailer");
     // Short timeouts: the caller waits for the hand-over to the mail server.
     const url = new URL(smtpUrl);
     for (const [name, value] of [["connectionTimeout", "10000"], ["greetingTimeout", "10000"], ["socketTimeout", "20000"]] as const) {
@@ -62,7 +64,7 @@ export async function sendEmails(config: Config, messages: readonly EmailMessage
         continue;
       }
       try {
-        await transportFor(config.smtpUrl).sendMail({ from: config.emailFrom, to: message.to, subject: message.subject, text: message.text, date });
+        await (await transportFor(config.smtpUrl)).sendMail({ from: config.emailFrom, to: message.to, subject: message.subject, text: message.text, date });
       } catch (error) {
         log?.warn({ err: error, to: message.to }, "SMTP delivery failed; message written to the outbox");
         await writeToOutbox(config, message, date, error instanceof Error ? error.message : String(error));

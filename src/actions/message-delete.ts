@@ -12,7 +12,6 @@
 // Parley deletes for good; Zulip moves the rows to archive tables an
 // administrator can restore from for 30 days. Nothing in the API reads the
 // archive, so clients see the same thing.
-import fs from "node:fs/promises";
 import { sql } from "kysely";
 import { hasContentAccess } from "../domain/channels.ts";
 import type { Actor } from "../domain/group-settings.ts";
@@ -29,7 +28,6 @@ import { isStorableId } from "../storage/database.ts";
 import type { Channel, Message, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
-import { storedFilePath } from "./uploads.ts";
 import { setVisibilityPolicy } from "./user-topics.ts";
 
 export interface DeleteMessagesOptions {
@@ -177,7 +175,7 @@ export async function deleteMessages(
   });
   // The files go after the commit; one left behind by a crash here is unreachable (no row names it) and harmless.
   for (const pathId of orphanedFiles) {
-    await fs.rm(storedFilePath(services.config, pathId), { force: true }).catch(() => {});
+    await services.files.delete(pathId).catch(() => {});
   }
 }
 

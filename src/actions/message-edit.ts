@@ -32,7 +32,7 @@ import { ApiError, badRequest } from "../errors.ts";
 import type { CapabilityCondition, ClientEvent, PendingEvents } from "../events/notifier.ts";
 import { topicLinks, type CompiledLinkifiers } from "../markdown/render.ts";
 import { renderMarkdown } from "../markdown/render.ts";
-import { linkPreviewsOn, scheduleLinkPreviews } from "./link-previews.ts";
+import { enqueueLinkPreviews, linkPreviewsOn } from "./link-previews.ts";
 import { attachmentObjects, type ApiAttachment } from "../queries/attachments.ts";
 import { channelFacts, subscriberCounts, usersWithMetadataAccess } from "../queries/channels.ts";
 import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
@@ -363,7 +363,7 @@ async function applyEdit(
     };
     if (plan.topic !== undefined) Object.assign(entry, { prev_topic: message.topic, topic: plan.topic });
     const attachments = await claimableAttachments(trx, realm.id, actor, content.rendered.uploadPathIds);
-    scheduleLinkPreviews(services, pending, realm, message.id, content.raw, content.rendered.linksForPreview);
+    await enqueueLinkPreviews(services, trx, pending, realm.id, message.id, content.raw, content.rendered.linksForPreview);
     await trx
       .updateTable("messages")
       .set({

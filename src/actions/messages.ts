@@ -49,7 +49,10 @@ import { inChunks, isStorableId, type Dialect, type Storage } from "../storage/d
 import type { Attachment, Channel, Database, Realm, User } from "../storage/schema.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
-import { linkPreviewsOn, scheduleLinkPreviews } from "./link-previews.ts";
+import { enqueueLinkPreviews, linkPreviewsOn } from "./link-previews.ts";
+import { PUSH_MESSAGE_JOB, type PushMessageJob } from "../jobs/names.ts";
+import { enqueueJob } from "../jobs/queue.ts";
+import { pushCandidates, pushMessageOf } from "../domain/push.ts";
 import { enqueueOutgoingWebhooks } from "./outgoing-webhooks.ts";
 import { setVisibilityPolicy } from "./user-topics.ts";
 
@@ -537,7 +540,7 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
   const { channel, topic } = conversation;
   const now = newRow.date_sent;
   const { id: messageId } = await trx.insertInto("messages").values(newRow).returning("id").executeTakeFirstOrThrow();
-  scheduleLinkPreviews(services, pending, realm, messageId, content, rendered.linksForPreview);
+  await enqueueLinkPreviews(services, trx, pending, realm.id, messageId, content, rendered.linksForPreview);
   const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
   if (flagsByUser.size > 0) await insertFlagRows(trx, services.storage.dialect, messageId, flagsByUser);
   if (attachments.length > 0) await linkAttachments(trx, realm.id, messageId, attachments, pending);
@@ -594,6 +597,14 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
   const { flags: _flags, ...eventMessage } = message;
   const flags: Record<number, string[]> = {};
   for (const [userId, bits] of flagsByUser) flags[userId] = flagNames(bits);
+  if (services.config.pushServiceUrl !== undefined) {
+    // Mobile pushes go out from the job queue: committed with the message, decided per recipient by the worker.
+    const candidates = pushCandidates(sender.id, channel === null, Object.entries(flags).map(([id, names]) => [Number(id), names]));
+    if (Object.keys(candidates).length > 0) {
+      const job: PushMessageJob = { realm_id: realm.id, message: pushMessageOf(eventMessage), candidates };
+      await enqueueJob(trx, pending, services, PUSH_MESSAGE_JOB, job);
+    }
+  }
   pending.addMessage(realm.id, { type: "message", message: eventMessage }, [...flagsByUser.keys()], {
     flags,
     rawContent: content,

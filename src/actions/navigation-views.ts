@@ -3,7 +3,7 @@
 // own views, identified by URL fragment. Each change sends a
 // `navigation_view` event to the user alone. Fragments and names arrive
 // already stripped and checked for blanks (domain/saved-items.ts).
-import { checkNewViewName, checkViewRename, navigationViewExists, navigationViewNotFound } from "../domain/saved-items.ts";
+import { checkNewViewName, checkViewFragment, checkViewRename, navigationViewExists, navigationViewNotFound } from "../domain/saved-items.ts";
 import { formatNavigationView, navigationViewByFragment, navigationViewNameTaken } from "../queries/navigation-views.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
@@ -17,6 +17,7 @@ export async function addNavigationView(
   view: { fragment: string; isPinned: boolean; name: string | undefined },
 ): Promise<void> {
   checkNewViewName(view.fragment, view.name);
+  checkViewFragment(view.fragment);
   await inRealmTransaction(services, realm.id, async (trx, pending) => {
     if (await navigationViewByFragment(trx, user.id, view.fragment)) throw navigationViewExists();
     if (view.name !== undefined && (await navigationViewNameTaken(trx, user.id, view.name))) throw navigationViewExists();

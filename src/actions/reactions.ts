@@ -4,6 +4,7 @@
 import { Flag } from "../domain/message-flags.ts";
 import { checkEmojiRequest, emojiDataForName, normalizeReactionType, ReactionType } from "../domain/emoji.ts";
 import { ApiError, badRequest } from "../errors.ts";
+import { unicodeEmojiCode } from "../markdown/emoji.ts";
 import type { PendingEvents } from "../events/notifier.ts";
 import { messageAudience } from "../queries/message-audience.ts";
 import { modifiableMessage, type ModifiableMessage } from "../queries/messages.ts";
@@ -90,6 +91,7 @@ export async function addReaction(services: Services, realm: Realm, user: User, 
       emojiCode ??= data.emojiCode;
       reactionType ??= data.reactionType;
     }
+    if (reactionType === ReactionType.UNICODE) emojiCode = unicodeEmojiCode(emojiCode);
     if (await findReaction(trx, messageId, user.id, emojiCode, reactionType)) {
       throw new ApiError(400, "REACTION_ALREADY_EXISTS", "Reaction already exists.");
     }
@@ -141,6 +143,7 @@ export async function removeReaction(services: Services, realm: Realm, user: Use
       reactionType ??= data.reactionType;
     }
     reactionType ??= ReactionType.UNICODE;
+    if (reactionType === ReactionType.UNICODE) emojiCode = unicodeEmojiCode(emojiCode);
     const reaction = await findReaction(trx, messageId, user.id, emojiCode, reactionType);
     if (!reaction) throw new ApiError(400, "REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
     await trx.deleteFrom("reactions").where("id", "=", reaction.id).execute();

@@ -18,7 +18,7 @@ import {
 import { isAdmin, isOwner, Role } from "../domain/roles.ts";
 import { isFullMember, SystemGroup } from "../domain/system-groups.ts";
 import { checkUserSetting, USER_SETTING_DEFAULTS, type UserSettingName } from "../domain/user-settings.ts";
-import { EMAIL_VISIBILITY_VALUES } from "../domain/users.ts";
+import { checkEmailVisibility } from "../domain/users.ts";
 import { metadataAudiences, getChannel } from "../queries/channels.ts";
 import { activeUserIdsAmong, groupFacts, settingValueForApi, systemGroupIdsByName } from "../queries/user-groups.ts";
 import { checkSettingMembers, listActiveUsers } from "../queries/users.ts";
@@ -181,8 +181,7 @@ export async function updateUserSettingsDefaults(services: Services, realm: Real
   for (const [key, value] of Object.entries(changes)) {
     if (value === undefined) continue;
     if (key === "email_address_visibility") {
-      if (typeof value !== "number" || !EMAIL_VISIBILITY_VALUES.includes(value)) throw badRequest("Invalid email_address_visibility: Value error, Not in the list of possible values");
-      checked.push([key, value]);
+      checked.push([key, checkEmailVisibility(value)]);
     } else {
       checked.push([key, checkUserSetting(key as UserSettingName, value)]);
     }

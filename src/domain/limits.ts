@@ -8,6 +8,11 @@ export const MAX_STREAM_DESCRIPTION_LENGTH = 1024;
 export const MAX_CHANNEL_FOLDER_NAME_LENGTH = 60;
 export const MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH = 1024;
 
+/** Django's max_length message (MaxLengthValidator), for models whose full_clean Zulip reports; lengths in code points. */
+export function maxLengthMessage(max: number, length: number): string {
+  return `Ensure this value has at most ${max} characters (it has ${length}).`;
+}
+
 // Bounds on list parameters, declared with each parameter (check.list's
 // `max`) and listed in docs/endpoints.md. Zulip has none of these (its only
 // one is GET /messages' message_ids, MAX_MESSAGES_PER_FETCH in

@@ -45,6 +45,18 @@ export function navigationViewExists(): ApiError {
   return badRequest("Navigation view already exists.");
 }
 
+/**
+ * The most bytes a view's fragment may have. Zulip sets no limit (a
+ * TextField), but the fragment is unique per user, and PostgreSQL refuses an
+ * index entry over about 2,700 bytes: past it the insert failed with a 500.
+ * A channel-and-topic fragment, percent-encoded, stays well within it.
+ */
+export const MAX_VIEW_FRAGMENT_BYTES = 2000;
+
+export function checkViewFragment(fragment: string): void {
+  if (Buffer.byteLength(fragment, "utf8") > MAX_VIEW_FRAGMENT_BYTES) throw badRequest(`fragment is too long (limit: ${MAX_VIEW_FRAGMENT_BYTES} bytes)`);
+}
+
 /** A new view: built-in ones take no name, custom ones need one. */
 export function checkNewViewName(fragment: string, name: string | undefined): void {
   if (isBuiltInViewFragment(fragment)) {

@@ -32,6 +32,23 @@ export function compareCodePoints(a: string, b: string): number {
 export const PY_WHITESPACE = "[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
 const PY_STRIP = new RegExp(`^${PY_WHITESPACE}+|${PY_WHITESPACE}+$`, "gu");
 
+/** Whether a UTF-16 code unit is one of PY_WHITESPACE's characters (all of them are in the BMP). */
+export function isPyWhitespaceUnit(unit: number): boolean {
+  return (
+    (unit >= 0x09 && unit <= 0x0d) ||
+    (unit >= 0x1c && unit <= 0x20) ||
+    unit === 0x85 ||
+    unit === 0xa0 ||
+    unit === 0x1680 ||
+    (unit >= 0x2000 && unit <= 0x200a) ||
+    unit === 0x2028 ||
+    unit === 0x2029 ||
+    unit === 0x202f ||
+    unit === 0x205f ||
+    unit === 0x3000
+  );
+}
+
 export function pythonStrip(text: string): string {
   return text.replace(PY_STRIP, "");
 }

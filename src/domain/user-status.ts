@@ -5,6 +5,7 @@
 // "Away" is the inverse of the presence_enabled personal setting, as in
 // Zulip, where it survives only for older clients.
 import { badRequest, type ApiError } from "../errors.ts";
+import { unicodeEmojiCode } from "../markdown/emoji.ts";
 import { checkEmojiRequest, emojiDataForName, normalizeReactionType, ReactionType, type CustomEmojiFacts } from "./emoji.ts";
 import { pythonStrip } from "./text.ts";
 
@@ -61,6 +62,7 @@ export function statusChange(
       reactionType ??= data.reactionType;
     }
     checkEmojiRequest(emojiName, emojiCode, reactionType, custom.byId);
+    if (reactionType === ReactionType.UNICODE) emojiCode = unicodeEmojiCode(emojiCode);
     change.emoji = { name: emojiName, code: emojiCode, reactionType };
   } else if (reactionType || emojiCode) {
     // Empty strings count as not sent here, as in Zulip (a Python truth test).

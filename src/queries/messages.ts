@@ -20,6 +20,7 @@ import {
 } from "../domain/messages.ts";
 import { badNarrow, dmOperandItems, HAS_OPERANDS, IS_OPERANDS, MESSAGE_NARROW_OPERATORS, type NarrowTerm } from "../domain/narrow.ts";
 import { isGuest } from "../domain/roles.ts";
+import { seesDeliveryEmail } from "../domain/users.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { topicLinks, type CompiledLinkifiers } from "../markdown/render.ts";
 import { inChunks, isStorableId, isStorableText, type Dialect } from "../storage/database.ts";
@@ -380,7 +381,15 @@ async function userIdFor(ctx: NarrowContext, operand: string | number): Promise<
   const key = operand.trim().toLowerCase();
   if (key === "me") return ctx.actor.id;
   const row = await ctx.db.selectFrom("users").select("id").where("realm_id", "=", ctx.realmId).where("email_key", "=", key).executeTakeFirst();
-  return row?.id;
+  if (row) return row.id;
+  // A person's real address works too when the searcher may see it, as Zulip's get_user_by_delivery_email check does.
+  const real = await ctx.db
+    .selectFrom("users")
+    .select(["id", "is_bot", "email_address_visibility"])
+    .where("realm_id", "=", ctx.realmId)
+    .where("delivery_email_key", "=", key)
+    .executeTakeFirst();
+  return real && seesDeliveryEmail(real, ctx.actor) ? real.id : undefined;
 }
 
 /** userIdFor for a dm operand's items, looked up in chunks; the first unknown item (in order) is returned as `unknown`. */

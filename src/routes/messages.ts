@@ -49,6 +49,8 @@ export const messageRoutes = [
     method: "POST",
     path: "/messages",
     auth: "api",
+    // Sending is what an incoming-webhook bot's key is for (Zulip's allow_incoming_webhooks).
+    allowIncomingWebhookBots: true,
     params: {
       type: param.choice(["direct", "private", "stream", "channel"] as const).required(),
       to: param.string(),
