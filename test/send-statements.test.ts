@@ -7,8 +7,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
-  DefaultQueryExecutor,
-  type CompiledQuery,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
@@ -19,6 +17,7 @@ import {
 import { preparedQuery } from "../src/storage/compiled.ts";
 import { Role } from "../src/domain/roles.ts";
 import { assertSuccess, startTestApp, type TestApp } from "./helpers.ts";
+import { statementsRun } from "./statement-log.ts";
 
 let t: TestApp;
 let channelId: number;
@@ -42,13 +41,8 @@ function describeStatement(root: RootOperationNode): string {
   return `${node.kind.replace(/QueryNode$/, "").toLowerCase()} ${table}`;
 }
 
-/**
- * The statements a database runs, in order, and the ones whose query tree was built and
- * compiled for the occasion (a plugin sees every compilation; statements prepared once by
- * storage/compiled.ts are run without one).
- */
+/** The statements whose query tree was built and compiled (prepared ones, storage/compiled.ts, are run without). */
 class StatementLog implements KyselyPlugin {
-  readonly statements: string[] = [];
   readonly compiled: string[] = [];
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     this.compiled.push(describeStatement(args.node));
@@ -59,26 +53,11 @@ class StatementLog implements KyselyPlugin {
   }
 }
 
-/** Runs `action` with the log on the app's database (and its transactions): every statement run goes through an executor carrying the log. */
-async function logged(action: () => Promise<unknown>): Promise<StatementLog> {
-  const storage = t.services.storage;
-  const original = storage.db;
+/** The statements `action` runs on the app's database (described), and those compiled for the occasion. */
+async function logged(action: () => Promise<unknown>): Promise<{ statements: string[]; compiled: string[] }> {
   const log = new StatementLog();
-  const executeQuery = Object.getOwnPropertyDescriptor(DefaultQueryExecutor.prototype, "executeQuery");
-  const inherited = DefaultQueryExecutor.prototype.executeQuery;
-  DefaultQueryExecutor.prototype.executeQuery = function <R>(this: DefaultQueryExecutor, query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.plugins.includes(log)) log.statements.push(describeStatement(query.query));
-    return inherited.call<DefaultQueryExecutor, [CompiledQuery], Promise<QueryResult<R>>>(this, query);
-  };
-  storage.db = original.withPlugin(log);
-  try {
-    await action();
-  } finally {
-    storage.db = original;
-    if (executeQuery) Object.defineProperty(DefaultQueryExecutor.prototype, "executeQuery", executeQuery);
-    else delete (DefaultQueryExecutor.prototype as { executeQuery?: unknown }).executeQuery;
-  }
-  return log;
+  const run = await statementsRun(t.services.storage, action, log);
+  return { statements: run.map((query) => describeStatement(query.query)), compiled: log.compiled };
 }
 
 async function statementsOf(send: () => Promise<unknown>): Promise<string[]> {
