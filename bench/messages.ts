@@ -70,8 +70,8 @@ const subscribesTo = (u: number, c: number) => (u + c) % 5 < 2;
 /** A channel (the owner is subscribed) whose messages are all in the oldest tenth of the history. */
 const QUIET_CHANNEL = 5;
 
-const PORT = 19995;
-const BARE_PORT = 19996;
+const PORT = Number(process.env.BENCH_PORT ?? 19995);
+const BARE_PORT = PORT + 1;
 const base = `http://127.0.0.1:${PORT}`;
 const cli = path.join(root, "dist", "cli.js");
 if (!fs.existsSync(cli)) throw new Error("dist/cli.js is missing: run `npm run build` first (npm run bench:messages does)");

@@ -20,6 +20,7 @@ import { Role } from "../src/domain/roles.ts";
 import { SystemGroup } from "../src/domain/system-groups.ts";
 import { presenceVisibleTo, realmPresence, type RealmPresenceRequest } from "../src/queries/presence.ts";
 import { assertSuccess, basicAuth, startTestApp, type Params, type PeerServer, type TestApp, type TestUser } from "./helpers.ts";
+import { statementsRun } from "./statement-log.ts";
 
 let t: TestApp;
 let clock: number;
@@ -294,12 +295,10 @@ describe("an organization of several blocks (256 users each)", () => {
 });
 
 describe("what a reply costs", () => {
-  /** Counts the statements Kysely runs and the rows they return, but not the delivery worker's (scheduled messages). */
+  /** Counts the statements run and the rows they return, but not the delivery worker's (scheduled messages). */
   class Counter implements KyselyPlugin {
-    statements = 0;
     rows = 0;
     transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-      if (!JSON.stringify(args.node).includes('"scheduled_messages"')) this.statements++;
       return args.node;
     }
     async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
@@ -309,16 +308,9 @@ describe("what a reply costs", () => {
   }
 
   async function costOf(user: TestUser, params: Params): Promise<{ statements: number; rows: number }> {
-    const storage = t.services.storage;
-    const original = storage.db;
     const counter = new Counter();
-    storage.db = original.withPlugin(counter);
-    try {
-      await rawReport(user, params);
-    } finally {
-      storage.db = original;
-    }
-    return { statements: counter.statements, rows: counter.rows };
+    const run = await statementsRun(t.services.storage, () => rawReport(user, params), counter);
+    return { statements: run.filter((query) => !JSON.stringify(query.query).includes('"scheduled_messages"')).length, rows: counter.rows };
   }
 
   test("authentication, the user's row, and the rows changed since the snapshot: never the organization", async () => {

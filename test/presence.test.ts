@@ -11,12 +11,12 @@
 // older than the 14 days presence lists cover and every user is offline.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from "kysely";
 import { writePresence } from "../src/actions/presence-writes.ts";
 import { insertUser } from "../src/actions/users.ts";
 import { Role } from "../src/domain/roles.ts";
 import type { ClientEvent } from "../src/events/notifier.ts";
 import { assertError, assertSuccess, startTestApp, type Params, type TestApp, type TestUser } from "./helpers.ts";
+import { statementsRun } from "./statement-log.ts";
 
 let t: TestApp;
 let clock: number;
@@ -612,28 +612,9 @@ describe("the cost of a ping", () => {
    * those of the delivery worker, which looks for due scheduled messages every
    * second through the same database object.
    */
-  class QueryCounter implements KyselyPlugin {
-    count = 0;
-    transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-      if (!JSON.stringify(args.node).includes('"scheduled_messages"')) this.count++;
-      return args.node;
-    }
-    async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-      return args.result;
-    }
-  }
-
   async function queriesFor(user: TestUser, params: Params): Promise<number> {
-    const storage = t.services.storage;
-    const original = storage.db;
-    const counter = new QueryCounter();
-    storage.db = original.withPlugin(counter);
-    try {
-      await report(user, params);
-    } finally {
-      storage.db = original;
-    }
-    return counter.count;
+    const run = await statementsRun(t.services.storage, () => report(user, params));
+    return run.filter((query) => !JSON.stringify(query.query).includes('"scheduled_messages"')).length;
   }
 
   test("authentication, the row read, and a write only when the row moves", async () => {

@@ -6,9 +6,18 @@
 // bench/RESULTS.md accounts for each statement.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from "kysely";
+import {
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+} from "kysely";
+import { preparedQuery } from "../src/storage/compiled.ts";
 import { Role } from "../src/domain/roles.ts";
 import { assertSuccess, startTestApp, type TestApp } from "./helpers.ts";
+import { statementsRun } from "./statement-log.ts";
 
 let t: TestApp;
 let channelId: number;
@@ -24,17 +33,19 @@ before(async () => {
 });
 after(() => t?.close());
 
-/** Each statement as "<kind> <first table>" (raw SQL by its first words), in the order run. */
+/** A statement's query tree as "<kind> <first table>" (raw SQL by its first words). */
+function describeStatement(root: RootOperationNode): string {
+  const node = root as unknown as { kind: string; sqlFragments?: string[] };
+  if (node.kind === "RawNode") return `raw ${(node.sqlFragments ?? []).join("?").trim().split(/\s+/).slice(0, 3).join(" ")}`;
+  const table = /"kind":"IdentifierNode","name":"(\w+)"/.exec(JSON.stringify(node))?.[1] ?? "?";
+  return `${node.kind.replace(/QueryNode$/, "").toLowerCase()} ${table}`;
+}
+
+/** The statements whose query tree was built and compiled (prepared ones, storage/compiled.ts, are run without). */
 class StatementLog implements KyselyPlugin {
-  readonly statements: string[] = [];
+  readonly compiled: string[] = [];
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    const node = args.node as unknown as { kind: string; sqlFragments?: string[] };
-    if (node.kind === "RawNode") {
-      this.statements.push(`raw ${(node.sqlFragments ?? []).join("?").trim().split(/\s+/).slice(0, 3).join(" ")}`);
-    } else {
-      const table = /"kind":"IdentifierNode","name":"(\w+)"/.exec(JSON.stringify(node))?.[1] ?? "?";
-      this.statements.push(`${node.kind.replace(/QueryNode$/, "").toLowerCase()} ${table}`);
-    }
+    this.compiled.push(describeStatement(args.node));
     return args.node;
   }
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
@@ -42,18 +53,37 @@ class StatementLog implements KyselyPlugin {
   }
 }
 
-async function statementsOf(send: () => Promise<unknown>): Promise<string[]> {
-  const storage = t.services.storage;
-  const original = storage.db;
+/** The statements `action` runs on the app's database (described), and those compiled for the occasion. */
+async function logged(action: () => Promise<unknown>): Promise<{ statements: string[]; compiled: string[] }> {
   const log = new StatementLog();
-  storage.db = original.withPlugin(log);
-  try {
-    await send();
-  } finally {
-    storage.db = original;
-  }
-  return log.statements;
+  const run = await statementsRun(t.services.storage, action, log);
+  return { statements: run.map((query) => describeStatement(query.query)), compiled: log.compiled };
 }
+
+async function statementsOf(send: () => Promise<unknown>): Promise<string[]> {
+  return (await logged(send)).statements;
+}
+
+describe("prepared queries (storage/compiled.ts)", () => {
+  test("compiled on first use, then run from the kept SQL with new values; results pass the database's plugins", async () => {
+    const query = preparedQuery((db, a: { channelId: number; userId: number }) =>
+      db.selectFrom("subscriptions").select(["user_id", "active"]).where("channel_id", "=", a.channelId).where("user_id", "=", a.userId),
+    );
+    const ids = [t.users.member.id, t.users.admin.id, t.users.owner.id];
+    const runs: unknown[] = [];
+    const log = await logged(async () => {
+      for (const userId of ids) runs.push(await query.executeTakeFirst(t.services.storage.db, { channelId, userId }));
+    });
+    assert.deepEqual(log.statements, ["select subscriptions", "select subscriptions", "select subscriptions"]);
+    assert.deepEqual(log.compiled, ["select subscriptions"]);
+    // The values of each call, and SQLite's 1 read back as true as for any statement.
+    assert.deepEqual(runs, ids.map((id) => ({ user_id: id, active: true })));
+    // Inside a transaction too, without compiling again.
+    const inTransaction = await logged(() => t.services.storage.db.transaction().execute((trx) => query.execute(trx, { channelId, userId: t.users.member.id })));
+    assert.deepEqual(inTransaction.compiled, []);
+    assert.ok(inTransaction.statements.includes("select subscriptions"));
+  });
+});
 
 describe("POST /messages: statements per send", () => {
   test("a plain message to a 10-subscriber channel: the same fixed list every time", async () => {
@@ -83,7 +113,11 @@ describe("POST /messages: statements per send", () => {
     ];
     assert.deepEqual(first, expected);
     // Nothing is cached away on the second send, nor added.
-    assert.deepEqual(await statementsOf(send), expected);
+    const second = await logged(send);
+    assert.deepEqual(second.statements, expected);
+    // Compiled once (issue 28): every statement but the alert words' (an IN list as long as the
+    // recipients) runs from SQL text kept since its first use, without building its query tree.
+    assert.deepEqual(second.compiled, ["select alert_words"]);
   });
 
   test("a mention adds only the mentioned person's settings and their topic policy (automatic follow)", async () => {

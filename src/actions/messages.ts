@@ -2,7 +2,7 @@
 // resolve the conversation, check every rule, render the Markdown, then one
 // transaction writes the message, its recipients' flag rows and its
 // attachment links; the `message` events go out after the commit.
-import { sql, type Kysely } from "kysely";
+import { sql, type Insertable, type Kysely } from "kysely";
 import { containsAlertWord, visibleText } from "../domain/alert-words.ts";
 import { checkCanPost, hasContentAccess } from "../domain/channels.ts";
 import { hasPermission, type Actor } from "../domain/group-settings.ts";
@@ -46,7 +46,8 @@ import { recursiveMemberIds } from "../queries/user-groups.ts";
 import { usersSharingAConversation } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import { inChunks, isStorableId, type Dialect, type Storage } from "../storage/database.ts";
-import type { Attachment, Channel, Database, Realm, User } from "../storage/schema.ts";
+import type { Attachment, Channel, Database, MessageTable, Realm, User } from "../storage/schema.ts";
+import { preparedQuery } from "../storage/compiled.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { enqueueLinkPreviews, linkPreviewsOn } from "./link-previews.ts";
@@ -111,6 +112,60 @@ interface Conversation {
 // No settings: reading every subscriber's settings JSON was a large part of a send to a big channel.
 const RECIPIENT_COLUMNS = ["users.id", "users.email", "users.full_name", "users.is_active", "users.is_bot", "users.avatar_version"] as const;
 
+// The statements of every channel send, compiled once (storage/compiled.ts): building and compiling
+// their query trees anew was about a tenth of a send's CPU.
+const channelById = preparedQuery((db, a: { realmId: number; id: number }) => db.selectFrom("channels").selectAll().where("realm_id", "=", a.realmId).where("id", "=", a.id));
+const channelByNameKey = preparedQuery((db, a: { realmId: number; nameKey: string }) =>
+  db.selectFrom("channels").selectAll().where("realm_id", "=", a.realmId).where("name_key", "=", a.nameKey),
+);
+const activeSubscribers = preparedQuery((db, a: { channelId: number }) =>
+  db
+    .selectFrom("subscriptions")
+    .innerJoin("users", "users.id", "subscriptions.user_id")
+    .select(RECIPIENT_COLUMNS)
+    .where("subscriptions.channel_id", "=", a.channelId)
+    .where("subscriptions.active", "=", true)
+    .where("users.is_active", "=", true),
+);
+const subscriptionMuted = preparedQuery((db, a: { userId: number; channelId: number }) =>
+  db.selectFrom("subscriptions").select("is_muted").where("user_id", "=", a.userId).where("channel_id", "=", a.channelId),
+);
+const topicPolicy = preparedQuery((db, a: { userId: number; channelId: number; topicKey: string }) =>
+  db.selectFrom("user_topics").select("visibility_policy").where("user_id", "=", a.userId).where("channel_id", "=", a.channelId).where("topic_key", "=", a.topicKey),
+);
+type NewMessage = Omit<Insertable<MessageTable>, "id" | "has_attachment" | "has_image" | "has_link"> & { has_attachment: boolean; has_image: boolean; has_link: boolean };
+const insertMessage = preparedQuery((db, a: Required<NewMessage>) =>
+  db
+    .insertInto("messages")
+    .values({
+      realm_id: a.realm_id,
+      sender_id: a.sender_id,
+      recipient_id: a.recipient_id,
+      channel_id: a.channel_id,
+      topic: a.topic,
+      topic_key: a.topic_key,
+      content: a.content,
+      rendered_content: a.rendered_content,
+      date_sent: a.date_sent,
+      sending_client: a.sending_client,
+      last_edit_time: a.last_edit_time,
+      last_moved_time: a.last_moved_time,
+      edit_history: a.edit_history,
+      has_attachment: a.has_attachment,
+      has_image: a.has_image,
+      has_link: a.has_link,
+    })
+    .returning("id"),
+);
+const insertFlagRowsPostgres = preparedQuery(
+  (_db, a: { messageId: number; userIds: number[]; flags: number[] }) =>
+    sql<never>`INSERT INTO user_messages (user_id, message_id, flags) SELECT u, ${a.messageId}, f FROM unnest(${a.userIds}::integer[], ${a.flags}::integer[]) AS t(u, f)`,
+);
+const insertFlagRowsSqlite = preparedQuery(
+  (_db, a: { messageId: number; rows: string }) =>
+    sql<never>`INSERT INTO user_messages (user_id, message_id, flags) SELECT json_extract(value, '$[0]'), ${a.messageId}, json_extract(value, '$[1]') FROM json_each(${a.rows})`,
+);
+
 /** Channel recipient rows never change, so they are cached for the life of the process. */
 const channelRecipientCaches = new WeakMap<Storage, Map<number, number>>();
 
@@ -155,13 +210,12 @@ async function channelConversation(storage: Storage, db: Db, realm: Realm, setti
   // Without `to`, a bot posts to its default channel (Zulip's Addressee.legacy_build).
   if (request.to === undefined && sender.default_sending_stream_id === null) throw badRequest("Missing channel");
   const indicator = request.to === undefined ? sender.default_sending_stream_id! : parseChannelIndicator(request.to);
-  const query = db.selectFrom("channels").selectAll().where("realm_id", "=", realm.id);
   let channel: Channel | undefined;
   if (typeof indicator === "number") {
-    channel = isStorableId(indicator) ? await query.where("id", "=", indicator).executeTakeFirst() : undefined;
+    channel = isStorableId(indicator) ? await channelById.executeTakeFirst(db, { realmId: realm.id, id: indicator }) : undefined;
     if (!channel) throw new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel with ID '${indicator}' does not exist`, { stream_id: indicator });
   } else {
-    channel = await query.where("name_key", "=", indicator.trim().toLowerCase()).executeTakeFirst();
+    channel = await channelByNameKey.executeTakeFirst(db, { realmId: realm.id, nameKey: indicator.trim().toLowerCase() });
     if (!channel) {
       const name = escapeHtml(indicator);
       throw new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel '${name}' does not exist`, { stream: name });
@@ -170,14 +224,7 @@ async function channelConversation(storage: Storage, db: Db, realm: Realm, setti
   if (request.topic === undefined) throw badRequest("Missing topic");
   const topic = checkTopic(request.topic, settings.empty_topic_display_name, MAX_TOPIC_LENGTH);
 
-  const subscriberRows = await db
-    .selectFrom("subscriptions")
-    .innerJoin("users", "users.id", "subscriptions.user_id")
-    .select(RECIPIENT_COLUMNS)
-    .where("subscriptions.channel_id", "=", channel.id)
-    .where("subscriptions.active", "=", true)
-    .where("users.is_active", "=", true)
-    .execute();
+  const subscriberRows = await activeSubscribers.execute(db, { channelId: channel.id });
   const subscribed = subscriberRows.some((u) => u.id === sender.id);
   const owner = await botOwnerActor(db, sender);
   const facts = { ...channelFacts(channel), name: channel.name };
@@ -341,13 +388,7 @@ async function automaticVisibilityPolicy(db: Db, sender: User, actor: Actor, cha
   const follow = settings.automatically_follow_topics_policy;
   const unmute = settings.automatically_unmute_topics_in_muted_streams_policy;
   if (follow === AutoPolicy.NEVER && unmute === AutoPolicy.NEVER) return undefined;
-  const current = await db
-    .selectFrom("user_topics")
-    .select("visibility_policy")
-    .where("user_id", "=", sender.id)
-    .where("channel_id", "=", channel.id)
-    .where("topic_key", "=", topicKey)
-    .executeTakeFirst();
+  const current = await topicPolicy.executeTakeFirst(db, { userId: sender.id, channelId: channel.id, topicKey });
   const currentPolicy = current?.visibility_policy ?? VisibilityPolicy.INHERIT;
   if (currentPolicy === VisibilityPolicy.FOLLOWED) return undefined;
   const onSend = (policy: number) => policy === AutoPolicy.ON_PARTICIPATION || policy === AutoPolicy.ON_SEND;
@@ -434,7 +475,7 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
       });
 
   const senderSubscription = channel
-    ? await db.selectFrom("subscriptions").select("is_muted").where("user_id", "=", sender.id).where("channel_id", "=", channel.id).executeTakeFirst()
+    ? await subscriptionMuted.executeTakeFirst(db, { userId: sender.id, channelId: channel.id })
     : undefined;
   const automaticPolicy = channel ? await automaticVisibilityPolicy(db, sender, actor, channel, topicKey, senderSubscription?.is_muted === true) : undefined;
 
@@ -527,11 +568,11 @@ async function insertFlagRows(trx: Trx, dialect: Dialect, messageId: number, fla
   if (dialect === "postgres") {
     const userIds = [...flagsByUser.keys()];
     const flags = [...flagsByUser.values()];
-    await sql`INSERT INTO user_messages (user_id, message_id, flags) SELECT u, ${messageId}, f FROM unnest(${userIds}::integer[], ${flags}::integer[]) AS t(u, f)`.execute(trx);
+    await insertFlagRowsPostgres.execute(trx, { messageId, userIds, flags });
     return;
   }
   const rows = JSON.stringify([...flagsByUser]);
-  await sql`INSERT INTO user_messages (user_id, message_id, flags) SELECT json_extract(value, '$[0]'), ${messageId}, json_extract(value, '$[1]') FROM json_each(${rows})`.execute(trx);
+  await insertFlagRowsSqlite.execute(trx, { messageId, rows });
 }
 
 /** Writes a prepared message, its flags rows and links, and queues its events. */
@@ -539,7 +580,7 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
   const { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget, serviceBots, linkifiers } = prepared;
   const { channel, topic } = conversation;
   const now = newRow.date_sent;
-  const { id: messageId } = await trx.insertInto("messages").values(newRow).returning("id").executeTakeFirstOrThrow();
+  const { id: messageId } = (await insertMessage.executeTakeFirst(trx, newRow))!;
   await enqueueLinkPreviews(services, trx, pending, realm.id, messageId, content, rendered.linksForPreview);
   const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
   if (flagsByUser.size > 0) await insertFlagRows(trx, services.storage.dialect, messageId, flagsByUser);

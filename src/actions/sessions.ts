@@ -8,6 +8,7 @@ import { realmDeactivated, sessionRequired, userDeactivated } from "../errors.ts
 import { getUserById } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { Database } from "../storage/schema.ts";
+import { preparedQuery } from "../storage/compiled.ts";
 import { realmForRequest, type Authenticated } from "./auth.ts";
 import { keysEqual } from "./credentials.ts";
 
@@ -59,15 +60,15 @@ export async function createSession(services: Services, userId: number, db: Kyse
  * session must exist and not have expired, the account must be active and
  * the organization not deactivated. Otherwise 401.
  */
+// Every /json request's first statement: compiled once (storage/compiled.ts).
+const liveSession = preparedQuery((db, a: { tokenHash: string; now: number }) =>
+  db.selectFrom("sessions").select(["token_hash", "user_id", "csrf_token", "expires_at"]).where("token_hash", "=", a.tokenHash).where("expires_at", ">", a.now),
+);
+
 export async function authenticateSession(services: Services, token: string | undefined): Promise<SessionAuthenticated> {
   if (token === undefined || !TOKEN_SHAPE.test(token)) throw sessionRequired();
   const db = services.storage.db;
-  const row = await db
-    .selectFrom("sessions")
-    .select(["token_hash", "user_id", "csrf_token", "expires_at"])
-    .where("token_hash", "=", hashToken(token))
-    .where("expires_at", ">", services.now())
-    .executeTakeFirst();
+  const row = await liveSession.executeTakeFirst(db, { tokenHash: hashToken(token), now: services.now() });
   if (!row) throw sessionRequired();
   const realm = await realmForRequest(services);
   const user = await getUserById(db, realm.id, row.user_id);

@@ -3,6 +3,7 @@
 // inverse look-up the send path makes (Zulip's get_muting_users).
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../storage/schema.ts";
+import { preparedQuery } from "../storage/compiled.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -33,7 +34,9 @@ export async function isMuted(db: Db, userId: number, mutedUserId: number): Prom
  * however many recipients a message has; the send path keeps the ones that
  * receive the message.
  */
+const mutingUsers = preparedQuery((db, a: { senderId: number }) => db.selectFrom("muted_users").select("user_id").where("muted_user_id", "=", a.senderId));
+
 export async function mutingUserIds(db: Db, senderId: number): Promise<Set<number>> {
-  const rows = await db.selectFrom("muted_users").select("user_id").where("muted_user_id", "=", senderId).execute();
+  const rows = await mutingUsers.execute(db, { senderId });
   return new Set(rows.map((r) => r.user_id));
 }

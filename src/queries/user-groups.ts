@@ -5,20 +5,26 @@ import { decodeGroupSetting, type GroupFacts, type GroupSettingValue } from "../
 import { USER_GROUP_SETTING_NAMES, type UserGroupSettingName } from "../domain/user-groups.ts";
 import { inChunks, isStorableId } from "../storage/database.ts";
 import type { Database, UserGroup } from "../storage/schema.ts";
+import { preparedQuery } from "../storage/compiled.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** Every group the user is in, directly or through subgroups. Empty for deactivated users. */
-export async function groupIdsOfUser(db: Db, userId: number): Promise<Set<number>> {
-  const result = await sql<{ id: number }>`
+// Every permission check's first statement (a send's, among others): compiled once.
+const groupsOfUser = preparedQuery(
+  (_db, a: { userId: number }) => sql<{ id: number }>`
     WITH RECURSIVE member_of(id) AS (
       SELECT m.group_id FROM user_group_members m JOIN users u ON u.id = m.user_id
-      WHERE m.user_id = ${userId} AND u.is_active = ${true}
+      WHERE m.user_id = ${a.userId} AND u.is_active = ${true}
       UNION
       SELECT s.supergroup_id FROM user_group_subgroups s JOIN member_of ON s.subgroup_id = member_of.id
     )
-    SELECT id FROM member_of`.execute(db);
-  return new Set(result.rows.map((r) => Number(r.id)));
+    SELECT id FROM member_of`,
+);
+
+export async function groupIdsOfUser(db: Db, userId: number): Promise<Set<number>> {
+  const rows = await groupsOfUser.execute(db, { userId });
+  return new Set(rows.map((r) => Number(r.id)));
 }
 
 /** groupIdsOfUser for many users at once, in chunks: user ID → the groups they are in (empty for deactivated users). */

@@ -7,6 +7,7 @@ import { Flag } from "../domain/message-flags.ts";
 import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
 import { seesDeliveryEmail } from "../domain/users.ts";
 import { inChunks, isStorableId, isStorableText } from "../storage/database.ts";
+import { preparedQuery } from "../storage/compiled.ts";
 import { badRequest } from "../errors.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 
@@ -86,24 +87,27 @@ export async function getRealm(db: Kysely<Database>, realmId: number): Promise<R
   return db.selectFrom("realms").selectAll().where("id", "=", realmId).executeTakeFirst();
 }
 
+// Authentication's statements (every request): compiled once.
+const realmByStringId = preparedQuery((db, a: { stringId: string }) => db.selectFrom("realms").selectAll().where("string_id", "=", a.stringId));
+const userById = preparedQuery((db, a: { realmId: number; id: number }) => db.selectFrom("users").selectAll().where("realm_id", "=", a.realmId).where("id", "=", a.id));
+const userByDeliveryEmailKey = preparedQuery((db, a: { realmId: number; key: string }) =>
+  db.selectFrom("users").selectAll().where("realm_id", "=", a.realmId).where("delivery_email_key", "=", a.key),
+);
+const userByEmailKey = preparedQuery((db, a: { realmId: number; key: string }) => db.selectFrom("users").selectAll().where("realm_id", "=", a.realmId).where("email_key", "=", a.key));
+
 /** The organization served at the server's root (the only one, for now). */
 export async function getDefaultRealm(db: Kysely<Database>): Promise<Realm | undefined> {
-  return db.selectFrom("realms").selectAll().where("string_id", "=", "").executeTakeFirst();
+  return realmByStringId.executeTakeFirst(db, { stringId: "" });
 }
 
 export async function getUserById(db: Kysely<Database>, realmId: number, userId: number): Promise<User | undefined> {
   if (!isStorableId(userId)) return undefined;
-  return db.selectFrom("users").selectAll().where("realm_id", "=", realmId).where("id", "=", userId).executeTakeFirst();
+  return userById.executeTakeFirst(db, { realmId, id: userId });
 }
 
 export async function getUserByDeliveryEmail(db: Kysely<Database>, realmId: number, email: string): Promise<User | undefined> {
   if (!isStorableText(email)) return undefined;
-  return db
-    .selectFrom("users")
-    .selectAll()
-    .where("realm_id", "=", realmId)
-    .where("delivery_email_key", "=", email.trim().toLowerCase())
-    .executeTakeFirst();
+  return userByDeliveryEmailKey.executeTakeFirst(db, { realmId, key: email.trim().toLowerCase() });
 }
 
 /** A user by API email (the fake user{id}@… one where real emails are hidden), case-insensitively. */
@@ -119,12 +123,7 @@ export async function getUserByLoginEmail(db: Kysely<Database>, realmId: number,
   // scan of the organization's users. The real address is the common case.
   return (
     (await getUserByDeliveryEmail(db, realmId, email)) ??
-    (await db
-      .selectFrom("users")
-      .selectAll()
-      .where("realm_id", "=", realmId)
-      .where("email_key", "=", email.trim().toLowerCase())
-      .executeTakeFirst())
+    (await userByEmailKey.executeTakeFirst(db, { realmId, key: email.trim().toLowerCase() }))
   );
 }
 

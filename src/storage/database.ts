@@ -19,6 +19,7 @@ import {
   type UnknownRow,
 } from "kysely";
 import { BOOLEAN_COLUMNS, type Database } from "./schema.ts";
+import { preparedQuery } from "./compiled.ts";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -145,6 +146,9 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   return { db, dialect: "sqlite", close: () => db.destroy() };
 }
 
+// Every PostgreSQL write transaction's first statement: compiled once.
+const realmForUpdate = preparedQuery((db, a: { realmId: number }) => db.selectFrom("realms").select("id").where("id", "=", a.realmId).forUpdate());
+
 /**
  * Serializes competing writers on one organization for the rest of the
  * transaction (rules such as "keep one owner" read, then write). PostgreSQL
@@ -152,7 +156,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
  * Kysely's single connection.
  */
 export async function lockRealm(trx: Transaction<Database>, dialect: Dialect, realmId: number): Promise<void> {
-  if (dialect === "postgres") await trx.selectFrom("realms").select("id").where("id", "=", realmId).forUpdate().execute();
+  if (dialect === "postgres") await realmForUpdate.execute(trx, { realmId });
 }
 
 /**
