@@ -235,7 +235,7 @@ async function round(run: number, users: BenchUser[], subscriberIds: number[], o
 
 /** How the database is set to make a commit durable. */
 async function durabilitySettings(): Promise<string> {
-  if (!PG_URL) return "SQLite: journal_mode=WAL, synchronous=FULL (src/storage/database.ts)";
+  if (!PG_URL) return "SQLite: journal_mode=WAL, synchronous=NORMAL, replies wait for an fsync of the WAL (src/storage/database.ts)";
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {

@@ -214,6 +214,12 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   });
   app.addHook("onSend", async (_request, reply, payload) => {
     if (closing) reply.header("connection", "close");
+    // SQLite commits without an fsync (synchronous=NORMAL): a reply waits
+    // until the WAL holding whatever this request (or anyone) wrote is on
+    // disk. Undefined when nothing was written since the last fsync, as for
+    // reads, PostgreSQL (which syncs at COMMIT) and :memory:.
+    const durable = services.storage.durable();
+    if (durable) await durable;
     // Queues in Redis: a reply goes out once the events its change caused are
     // written, so a client told "done" finds them on its next poll, whichever
     // process serves it. (Undefined in memory, where delivery is synchronous.)

@@ -7,7 +7,8 @@
 // transaction and one durable commit, each in its own savepoint. A commit
 // with its fsync costs more than the rest of a message send, so this is what
 // lets concurrent sends go faster than the disk's commit rate without giving
-// up durability: nobody is answered before the commit that holds their write.
+// up durability: nobody is answered before the commit that holds their write
+// is on disk (on SQLite, once the WAL's fsync after it has finished).
 import { sql, type Transaction } from "kysely";
 import { PendingEvents } from "../events/notifier.ts";
 import type { Services } from "../services.ts";
@@ -117,15 +118,25 @@ async function runBatch(services: Services, realmId: number, jobs: Job[]): Promi
   const { stats } = storageWrites(services.storage);
   stats.transactions += 1;
   stats.writes += jobs.length;
-  jobs.forEach((job, i) => {
-    const outcome = outcomes[i]!;
-    if (!outcome.ok) return job.reject(outcome.error);
-    try {
-      job.pending.sendTo(services.notifier);
-      job.resolve(outcome.value);
-    } catch (error) {
-      job.reject(error);
-    }
+  const settle = () =>
+    jobs.forEach((job, i) => {
+      const outcome = outcomes[i]!;
+      if (!outcome.ok) return job.reject(outcome.error);
+      try {
+        job.pending.sendTo(services.notifier);
+        job.resolve(outcome.value);
+      } catch (error) {
+        job.reject(error);
+      }
+    });
+  // On SQLite the COMMIT was not fsynced (storage/database.ts): nobody hears
+  // of the writes (events to other users' long-polls, the caller's reply)
+  // until the WAL is on disk. Not awaited here: the organization's next batch
+  // commits meanwhile and shares the next fsync.
+  const durable = services.storage.durable();
+  if (!durable) return settle();
+  durable.then(settle, (error: unknown) => {
+    for (const job of jobs) job.reject(error);
   });
 }
 

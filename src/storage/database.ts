@@ -26,6 +26,14 @@ export type Dialect = "sqlite" | "postgres";
 export interface Storage {
   db: Kysely<Database>;
   dialect: Dialect;
+  /**
+   * Settles once every commit made so far is on disk, or undefined when it
+   * already is (nothing written since the last completed fsync, PostgreSQL,
+   * :memory:). Await it before telling anyone about a write.
+   */
+  durable(): Promise<void> | undefined;
+  /** SQLite on a file: the fsync of its WAL (tests observe and delay it). */
+  wal?: WalSync;
   close(): Promise<void>;
 }
 
@@ -79,21 +87,155 @@ function withIntegerBooleans(parameters: ReadonlyArray<unknown>): ReadonlyArray<
   return parameters.map((p) => (typeof p === "boolean" ? (p ? 1 : 0) : p));
 }
 
-function sqliteStatement(statement: SQLite.Statement): SqliteStatement {
+function sqliteStatement(statement: SQLite.Statement, wrote: (statement: SQLite.Statement) => void): SqliteStatement {
   return {
     reader: statement.reader,
-    all: (parameters) => statement.all(withIntegerBooleans(parameters) as unknown[]),
-    run: (parameters) => statement.run(withIntegerBooleans(parameters) as unknown[]),
+    all: (parameters) => {
+      const rows = statement.all(withIntegerBooleans(parameters) as unknown[]);
+      wrote(statement);
+      return rows;
+    },
+    run: (parameters) => {
+      const result = statement.run(withIntegerBooleans(parameters) as unknown[]);
+      wrote(statement);
+      return result;
+    },
+    // Kysely streams only reads (SELECT); nothing this server runs iterates a write.
     iterate: (parameters) => statement.iterate(withIntegerBooleans(parameters) as unknown[]),
   };
 }
+
+/**
+ * With synchronous=NORMAL SQLite does not fsync at COMMIT (the commit's
+ * fsync used to block the one thread, better-sqlite3 being synchronous): the
+ * committed frames sit in the WAL file's page cache. This makes them durable
+ * from libuv's thread pool instead: fs.fsync on a descriptor of `<db>-wal`
+ * (and of its directory, once per WAL file, so the file's name survives a
+ * power cut too). Writers count up `written`; durable() waits for an fsync
+ * that started after the caller's writes. Callers that come while one runs
+ * share the next one (group fsync), so there is at most one in flight.
+ *
+ * Checkpoints: with WAL and NORMAL SQLite still syncs the WAL before it
+ * copies pages into the database and the database after, so checkpointed
+ * pages are durable on their own. Checkpoints run automatically (the default
+ * wal_autocheckpoint of 1000 pages; journal_size_limit is left at its default
+ * -1, so the WAL is never truncated but rewritten from the start in place)
+ * and the WAL file keeps its inode while the database is open: the one
+ * descriptor stays valid. The file is deleted only when the last connection
+ * closes (after a full checkpoint) or journal_mode changes; each fsync checks
+ * that the path still names the descriptor's file and reopens it if not,
+ * and a missing WAL holds nothing that is not in the (synced) database.
+ *
+ * Writes no client is told of need not wait: the job runner's (a job lost
+ * to a power cut is run again: jobs are at-least-once) and CLI commands'
+ * (they close the database, which checkpoints and syncs it, before exiting).
+ */
+export class WalSync {
+  /** Bumped after every statement that wrote and after the COMMIT of a transaction that wrote. */
+  written = 0;
+  /** The value of `written` that the last completed fsync covers. */
+  private synced = 0;
+  private running: { covers: number; done: Promise<void> } | undefined;
+  /** Callers who came while `running` could not cover them: the fsync that starts after it. */
+  private following: Promise<void> | undefined;
+  private wal: { handle: fs.promises.FileHandle; ino: number } | undefined;
+  /** Completed fsyncs of the WAL, for tests and benches. */
+  fsyncs = 0;
+  /** The fsync itself: replaceable so tests can hold it or watch it. */
+  sync: (fd: number) => Promise<void> = (fd) => new Promise((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
+  private uncommitted = false;
+
+  constructor(
+    private readonly walPath: string,
+    private readonly inTransaction: () => boolean,
+  ) {}
+
+  /** Called after each statement runs. COMMIT and RELEASE count as read-only to SQLite, hence `uncommitted`. */
+  noteStatement(statement: SQLite.Statement): void {
+    if (!statement.readonly) {
+      this.written += 1;
+      if (this.inTransaction()) this.uncommitted = true;
+    } else if (this.uncommitted && !this.inTransaction()) {
+      this.written += 1;
+      this.uncommitted = false;
+    }
+  }
+
+  durable(): Promise<void> | undefined {
+    if (this.synced >= this.written) return undefined;
+    const running = this.running;
+    if (!running) return this.start();
+    if (running.covers >= this.written) return running.done;
+    // The running fsync may have started before this caller's commit: wait for the next.
+    this.following ??= running.done
+      .catch(() => undefined)
+      .then(() => {
+        this.following = undefined;
+        return this.synced >= this.written ? undefined : this.start();
+      });
+    return this.following;
+  }
+
+  private start(): Promise<void> {
+    const covers = this.written;
+    const done = this.fsyncWal().then(() => {
+      this.fsyncs += 1;
+      if (covers > this.synced) this.synced = covers;
+    });
+    const running = { covers, done };
+    this.running = running;
+    const clear = () => {
+      if (this.running === running) this.running = undefined;
+    };
+    done.then(clear, clear);
+    return done;
+  }
+
+  private async fsyncWal(): Promise<void> {
+    let stat: fs.Stats;
+    try {
+      stat = await fs.promises.stat(this.walPath);
+    } catch (error) {
+      // No WAL: SQLite checkpointed everything into the database (and synced it) and deleted the file.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw error;
+    }
+    if (this.wal?.ino !== stat.ino) {
+      // First fsync, or the WAL was deleted and made anew: a new file, whose directory entry must be synced too.
+      await this.closeWal();
+      const handle = await fs.promises.open(this.walPath, "r");
+      this.wal = { handle, ino: (await handle.stat()).ino };
+      const dir = await fs.promises.open(path.dirname(this.walPath), "r");
+      try {
+        await this.sync(dir.fd);
+      } finally {
+        await dir.close();
+      }
+    }
+    await this.sync(this.wal.handle.fd);
+  }
+
+  private async closeWal(): Promise<void> {
+    const handle = this.wal?.handle;
+    this.wal = undefined;
+    await handle?.close();
+  }
+
+  /** Waits for the fsync in flight, then closes the descriptor. */
+  async close(): Promise<void> {
+    await this.running?.done.catch(() => undefined);
+    await this.following?.catch(() => undefined);
+    await this.closeWal();
+  }
+}
+
 
 /**
  * Kysely prepares every query afresh; better-sqlite3 statements are reusable,
  * so keep the most recent ones by SQL text. Safe because better-sqlite3 runs
  * a statement to completion synchronously (Kysely's streaming is not used).
  */
-function withStatementCache(sqlite: SQLite.Database, size = 500): SqliteDatabase {
+function withStatementCache(sqlite: SQLite.Database, wrote: (statement: SQLite.Statement) => void, size = 500): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
     close: () => sqlite.close(),
@@ -102,7 +244,7 @@ function withStatementCache(sqlite: SQLite.Database, size = 500): SqliteDatabase
       if (statement) {
         cache.delete(sql); // re-insert below: most recently used last
       } else {
-        statement = sqliteStatement(sqlite.prepare(sql));
+        statement = sqliteStatement(sqlite.prepare(sql), wrote);
         if (cache.size >= size) cache.delete(cache.keys().next().value!);
       }
       cache.set(sql, statement);
@@ -126,7 +268,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     pool.on("error", (error) => process.emitWarning(`PostgreSQL pool: ${error.message}`));
     if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: "postgres", close: () => db.destroy() };
+    return { db, dialect: "postgres", durable: () => undefined, close: () => db.destroy() };
   }
 
   const file = options.sqlitePath ?? ":memory:";
@@ -136,14 +278,28 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  // WAL with synchronous=NORMAL can lose the last commits on power loss; FULL keeps
-  // every acknowledged write.
-  sqlite.pragma("synchronous = FULL");
+  // NORMAL: no fsync at COMMIT, which would block the event loop. WAL with
+  // NORMAL alone could lose the last commits on power loss; WalSync fsyncs
+  // the WAL off the thread, and replies to writes wait for it (app.ts, and
+  // actions/transaction.ts for the events), so no acknowledged write is lost.
+  sqlite.pragma("synchronous = NORMAL");
+  const wal = file === ":memory:" ? undefined : new WalSync(`${file}-wal`, () => sqlite.inTransaction);
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite, wal ? (statement) => wal.noteStatement(statement) : () => {}) }),
     plugins: [new SqliteBooleanPlugin()],
   });
-  return { db, dialect: "sqlite", close: () => db.destroy() };
+  if (!wal) return { db, dialect: "sqlite", durable: () => undefined, close: () => db.destroy() };
+  return {
+    db,
+    dialect: "sqlite",
+    wal,
+    durable: () => wal.durable(),
+    // Closing the last connection checkpoints the WAL into the database and syncs it.
+    close: async () => {
+      await wal.close();
+      await db.destroy();
+    },
+  };
 }
 
 // Every PostgreSQL write transaction's first statement: compiled once.
