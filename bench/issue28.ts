@@ -66,7 +66,10 @@ type Json = any;
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "parley-issue28-"));
 
-/** Runs a bench script against one revision; its report goes to stderr, its --json output is returned. */
+/** Benches that failed: their cells say so, and the run goes on to the other rows. */
+const failures: string[] = [];
+
+/** Runs a bench script against one revision; its report goes to stderr, its --json output is returned (undefined if it failed). */
 function runBench(script: string, revision: Revision, args: string[]): Json {
   const name = path.basename(script, ".ts");
   const out = path.join(work, `${name}-${revision.label}.json`);
@@ -77,7 +80,10 @@ function runBench(script: string, revision: Revision, args: string[]): Json {
     ["--import", "tsx", path.join(root, "bench", script), "--server", revision.dist, "--pg-schema", `bench_i28_${revision.label}_${name}`, "--json", out, ...args],
     { cwd: root, stdio: ["ignore", 2, 2], env: process.env },
   );
-  if (result.status !== 0) throw new Error(`bench/${script} for ${revision.label} exited with ${result.status ?? result.signal}`);
+  if (result.status !== 0) {
+    failures.push(`bench/${script} for ${revision.label} exited with ${result.status ?? result.signal} (its output is on stderr)`);
+    return undefined;
+  }
   return JSON.parse(fs.readFileSync(out, "utf8"));
 }
 
@@ -145,6 +151,10 @@ try {
     const order = round % 2 === 0 ? [before, after] : [after, before];
     for (const revision of order) {
       const m = runBench("messages.ts", revision, ["--parts", "send", "--connections", "10", "--duration", values.duration]);
+      if (!m) {
+        for (const key of ["sendRate", "floorRate", "bareRate", "sendP99"]) add(revision, key, NaN);
+        continue;
+      }
       const send = m.send.find((r: Json) => r.connections === 10);
       const bare = m.bare.find((r: Json) => r.connections === 10);
       const floor = m.floor.find((f: Json) => f.perCommit === 10);
@@ -155,13 +165,17 @@ try {
     }
     for (const revision of order) {
       const e = runBench("events.ts", revision, ["--parts", "realm,message", "--users", "1000", "--queues", "1000", "--fanout", "1000", "--rounds", values["fanout-rounds"], "--alone", values.sends]);
+      if (!e) {
+        for (const key of ["fanoutP99", "yardstickP99", "bigSendMedian"]) add(revision, key, NaN);
+        continue;
+      }
       add(revision, "fanoutP99", e.message.p99);
       add(revision, "yardstickP99", e.yardstick.p99);
       add(revision, "bigSendMedian", e.message.aloneMedian);
     }
     for (const revision of order) {
       const p = runBench("presence.ts", revision, ["--parts", "ping", "--users", "10000", "--duration", values["ping-duration"]]);
-      add(revision, "pingShare", p.rows[0].shareOfCorePercent);
+      add(revision, "pingShare", p ? p.rows[0].shareOfCorePercent : NaN);
     }
     {
       const out = path.join(work, "startup.json");
@@ -182,7 +196,14 @@ try {
         add(revision, "rssMb", t.rssMb);
       }
     }
-    for (const revision of order) add(revision, "npmStartMs", await npmStartOnce(revision));
+    for (const revision of order) {
+      try {
+        add(revision, "npmStartMs", await npmStartOnce(revision));
+      } catch (error) {
+        failures.push(`npm start for ${revision.label}: ${String(error)}`);
+        add(revision, "npmStartMs", NaN);
+      }
+    }
   }
 } finally {
   compiled.cleanup();
@@ -190,13 +211,17 @@ try {
 }
 
 // ---- the table ---------------------------------------------------------------
-/** A cell: the median of the rounds, and their range when there were several. */
+/** A cell: the median of the rounds (NaN where a bench failed), and their range when there were several. */
 function cell(label: Revision["label"], value: (s: Record<string, number>) => number, format: (n: number) => string): string {
   const s = samples[label];
   const values: number[] = [];
-  for (let i = 0; i < ROUNDS; i++) values.push(value(Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v[i]!]))));
+  for (let i = 0; i < ROUNDS; i++) {
+    const v = value(Object.fromEntries(Object.entries(s).map(([k, v]) => [k, v[i]!])));
+    if (Number.isFinite(v)) values.push(v);
+  }
+  if (values.length === 0) return "failed";
   const sorted = [...values].sort((a, b) => a - b);
-  return ROUNDS > 1 ? `${format(median(values))} (${format(sorted[0]!)}–${format(sorted.at(-1)!)})` : format(values[0]!);
+  return values.length > 1 ? `${format(median(values))} (${format(sorted[0]!)}–${format(sorted.at(-1)!)})` : format(values[0]!);
 }
 const f2 = (n: number) => n.toFixed(2);
 const f3 = (n: number) => n.toFixed(3);
@@ -231,3 +256,5 @@ console.log(
 console.log("| measure (ratio in the same run) | budget | before | after |");
 console.log("|---|---|---|---|");
 for (const [measure, budget, value] of rows) console.log(`| ${measure} | ${budget} | ${value("before")} | ${value("after")} |`);
+for (const failure of failures) console.log(`\nFailed: ${failure}`);
+if (failures.length > 0) process.exitCode = 1;
