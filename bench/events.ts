@@ -14,6 +14,10 @@
 //
 // Usage: npm run bench:events [-- --queues 10000 --users 1000 --idle 10 --fanout 1000 --rounds 10 --parts idle,realm,message]
 //        (npm run build && node --import tsx bench/events.ts …)
+// --server <dist dir> runs that compiled server instead of this checkout's
+// dist/ (bench/issue28.ts: another revision); --pg-schema names the schema;
+// --alone sets how many sends (c) times with no queue registered; --json
+// <file> writes the fan-out and send times there as well.
 // --parts picks (a) idle, (b) realm (with its yardstick) and (c) message; (b)
 // and (c) share one fresh server process, (b)'s queues are deleted before (c).
 //
@@ -34,8 +38,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import pg from "pg";
 import { call as apiCall, sleep, type BenchUser, type Reply } from "./http-client.ts";
+import { dropPgSchema } from "./pg-schema.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -48,6 +52,10 @@ const { values } = parseArgs({
     port: { type: "string", default: "19993" },
     // idle: (a); realm: (b) with its bare yardstick; message: (c).
     parts: { type: "string", default: "idle,realm,message" },
+    alone: { type: "string", default: "10" },
+    server: { type: "string" },
+    "pg-schema": { type: "string" },
+    json: { type: "string" },
   },
 });
 const PARTS = new Set(values.parts.split(","));
@@ -56,6 +64,7 @@ const USERS = Number(values.users);
 const IDLE_SECONDS = Number(values.idle);
 const FANOUT = Number(values.fanout);
 const ROUNDS = Number(values.rounds);
+const ALONE = Number(values.alone);
 const PORT = Number(values.port);
 if (FANOUT > USERS) throw new Error("--fanout is one queue per user: it cannot exceed --users");
 
@@ -86,11 +95,11 @@ if (limits.soft < neededFds) {
 // ---------------------------------------------------------------------------
 // The server process and what /proc says about it.
 
-const cli = path.join(root, "dist", "cli.js");
+const cli = path.join(values.server ? path.resolve(values.server) : path.join(root, "dist"), "cli.js");
 if (!fs.existsSync(cli)) throw new Error("dist/cli.js is missing: run `npm run build` first (npm run bench:events does)");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-events-"));
 const PG_URL = process.env.DATABASE_URL || "";
-const pgSchema = PG_URL ? "bench_events" : "";
+const pgSchema = PG_URL ? (values["pg-schema"] ?? "bench_events") : "";
 const env = {
   ...process.env,
   // 10,000 polling clients are one user far past the API limits, as in any load test.
@@ -108,13 +117,7 @@ const env = {
 const base = `http://127.0.0.1:${PORT}`;
 const CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
 
-async function dropSchema(): Promise<void> {
-  if (!pgSchema) return;
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
-  await client.end();
-}
+const dropSchema = () => dropPgSchema(PG_URL, pgSchema);
 
 /** The server process running now, stopped on the way out whatever happens. */
 let running: ChildProcess | undefined;
@@ -389,6 +392,7 @@ async function bareRounds(): Promise<{ rounds: Round[]; all: number[] }> {
 
 /** The commit the compiled server was built from, and whether src/ had uncommitted changes. */
 function sourceRevision(): string {
+  if (values.server) return `the compiled server in ${values.server}`;
   try {
     const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
     const dirty = execFileSync("git", ["status", "--porcelain", "--", "src"], { cwd: root }).toString().trim() !== "";
@@ -397,6 +401,9 @@ function sourceRevision(): string {
     return "unknown (no git)";
   }
 }
+
+/** What --json writes: fan-out p99s and the sends with no queue registered, in ms. */
+const summary: { message?: { subscribers: number; p99: number; aloneMedian: number; alone: number[] }; yardstick?: { p99: number } } = {};
 
 async function main() {
   const revision = sourceRevision();
@@ -450,6 +457,8 @@ async function main() {
     `${os.cpus().length} × ${cpu}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}, ${Math.round((performance.now() - started) / 1000)} s in all, load average ${loadStart.toFixed(1)} at the start and ${os.loadavg()[0]!.toFixed(1)} at the end\n`,
   );
   for (const report of reports) report();
+  if (yardstick) summary.yardstick = { p99: percentile(yardstick.all, 99) };
+  if (values.json) fs.writeFileSync(values.json, JSON.stringify({ database: db, ...summary }, null, 2));
 }
 
 /** (a) QUEUES idle long-polls: memory and CPU, then one event wakes them all. Returns the report. */
@@ -556,7 +565,7 @@ let yardstick: { rounds: Round[]; all: number[] } | undefined;
 async function realmPart(fanPid: number, owner: User, users: User[]): Promise<() => void> {
   // The PATCH /realm alone, with no queue registered: what the fan-out adds to.
   const alone: number[] = [];
-  for (let i = 0; i < 11; i++) {
+  for (let i = 0; i <= ALONE; i++) {
     const start = performance.now();
     const r = await call(owner, "PATCH", "/realm", { name: `Bench alone ${i}` }).reply;
     if (r.status !== 200) throw new Error(`PATCH /realm: ${JSON.stringify(r.body)}`);
@@ -574,7 +583,7 @@ async function realmPart(fanPid: number, owner: User, users: User[]): Promise<()
   return () => {
     console.log(`(b) ${FANOUT} users with one queue each (event_types ["realm"]), all waiting; one PATCH /realm name change per round; time from sending the PATCH to each poll's full reply, measured in this process\n`);
     printRounds(parleyRounds);
-    console.log(`\nPATCH /realm with no queue registered, for comparison (10 in a row): median ${ms(percentile(alone, 50))} ms, max ${ms(alone.at(-1)!)} ms.`);
+    console.log(`\nPATCH /realm with no queue registered, for comparison (${ALONE} in a row): median ${ms(percentile(alone, 50))} ms, max ${ms(alone.at(-1)!)} ms.`);
     console.log(`CPU columns: utime+stime of the server (/proc, ${1000 / CLK_TCK} ms ticks) and of this process (the ${FANOUT} clients) from sending the PATCH to the last reply.`);
     console.log(`Server RSS after the fan-out rounds: ${mb(rssFanout)} MB.\n`);
     console.log(`Yardstick: the same rounds against a bare Fastify app (bench/bare-longpoll.ts) holding ${FANOUT} long-polls and answering them all on PATCH /realm (no auth, no database, no queues)\n`);
@@ -602,7 +611,7 @@ async function messagePart(fanPid: number, owner: User, users: User[]): Promise<
   // POST /messages alone, with no queue registered: what the fan-out adds to.
   const trigger = messageTrigger(owner, channel);
   const alone: number[] = [];
-  for (let i = 0; i < 11; i++) {
+  for (let i = 0; i <= ALONE; i++) {
     const start = performance.now();
     const r = await call(owner, "POST", "/messages", { type: "stream", to: channel, topic: "alone", content: MESSAGE_CONTENT }).reply;
     if (r.status !== 200) throw new Error(`POST /messages: ${JSON.stringify(r.body)}`);
@@ -617,12 +626,13 @@ async function messagePart(fanPid: number, owner: User, users: User[]): Promise<
   const registerSeconds = (performance.now() - t0) / 1000;
   const rounds = await fanoutRounds(queues, trigger, base, fanPid);
   const rss = rssMb(fanPid);
+  summary.message = { subscribers: FANOUT + 1, p99: percentile(rounds.all, 99), aloneMedian: percentile(alone, 50), alone };
   return () => {
     console.log(
       `(c) a channel with ${FANOUT + 1} subscribers (subscribed in one request, ${subscribeSeconds.toFixed(1)} s); ${FANOUT} of them with one queue each (event_types ["message"], registered in ${registerSeconds.toFixed(1)} s), all waiting; the owner (subscribed, no queue) sends one ~200-character message with a mention and a link per round, to a new topic each round; time from sending the POST to each poll's full reply\n`,
     );
     printRounds(rounds, "POST");
-    console.log(`\nPOST /messages to the same channel with no queue registered (10 in a row): median ${ms(percentile(alone, 50))} ms, max ${ms(alone.at(-1)!)} ms.`);
+    console.log(`\nPOST /messages to the same channel with no queue registered (${ALONE} in a row): median ${ms(percentile(alone, 50))} ms, max ${ms(alone.at(-1)!)} ms.`);
     console.log(`Server RSS after the rounds: ${mb(rss)} MB. Compare with (b) and its yardstick above: same machine, same clients, same number of polls.\n`);
   };
 }

@@ -8,8 +8,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import pg from "pg";
 import { waitForHttp } from "./http-client.ts";
+import { dropPgSchema } from "./pg-schema.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -57,10 +57,5 @@ try {
   parley.kill("SIGTERM");
   bare.kill("SIGTERM");
   fs.rmSync(dataDir, { recursive: true, force: true });
-  if (pgSchema) {
-    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
-    await client.end();
-  }
+  await dropPgSchema(process.env.DATABASE_URL ?? "", pgSchema);
 }

@@ -35,6 +35,7 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { inChunks, openStorage } from "../src/storage/database.ts";
 import { call, sleep, waitForHttp, type BenchUser, type Reply } from "./http-client.ts";
+import { dropPgSchema } from "./pg-schema.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({ options: { runs: { type: "string", default: "5" }, clients: { type: "string", default: "8" } } });
@@ -308,11 +309,6 @@ try {
 } finally {
   await stopServer("SIGKILL");
   fs.rmSync(dataDir, { recursive: true, force: true });
-  if (pgSchema) {
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
-    await client.end();
-  }
+  await dropPgSchema(PG_URL, pgSchema);
 }
 process.exitCode = ok ? 0 : 1;

@@ -30,6 +30,9 @@
 // Usage: npm run bench:messages [-- --messages 1000000 --duration 10 --connections 1,10 --parts send,fetch,web --keep]
 //        DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:messages …
 // --keep leaves the database (directory or schema) in place and prints where.
+// --server <dist dir> runs that compiled server instead of this checkout's
+// dist/ (bench/issue28.ts: another revision); --pg-schema names the schema;
+// --json <file> writes the results there as well.
 // BENCH_SERVER_NODE_ARGS passes node options to the server only (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"); BENCH_LOG_LEVEL overrides its log level.
 // On SQLite the run also times one-row fsync'd commits in the same directory,
@@ -46,6 +49,7 @@ import SQLite from "better-sqlite3";
 import pg from "pg";
 import { measureWebClient, webReport } from "./web-client.ts";
 import { sleep, waitForHttp } from "./http-client.ts";
+import { dropPgSchema } from "./pg-schema.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -55,6 +59,9 @@ const { values } = parseArgs({
     connections: { type: "string", default: "1,10" },
     parts: { type: "string", default: "send,fetch" },
     keep: { type: "boolean", default: false },
+    server: { type: "string" },
+    "pg-schema": { type: "string" },
+    json: { type: "string" },
   },
 });
 const MESSAGES = Number(values.messages);
@@ -73,12 +80,12 @@ const QUIET_CHANNEL = 5;
 const PORT = Number(process.env.BENCH_PORT ?? 19995);
 const BARE_PORT = PORT + 1;
 const base = `http://127.0.0.1:${PORT}`;
-const cli = path.join(root, "dist", "cli.js");
+const cli = path.join(values.server ? path.resolve(values.server) : path.join(root, "dist"), "cli.js");
 if (!fs.existsSync(cli)) throw new Error("dist/cli.js is missing: run `npm run build` first (npm run bench:messages does)");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-messages-"));
 const sqlitePath = path.join(dataDir, "parley.sqlite3");
 const PG_URL = process.env.DATABASE_URL || "";
-const pgSchema = PG_URL ? `bench_messages_${process.pid}` : "";
+const pgSchema = PG_URL ? (values["pg-schema"] ?? `bench_messages_${process.pid}`) : "";
 const dbName = PG_URL ? "PostgreSQL" : "SQLite";
 // Load tests drive one user far past the API limits: RATE_LIMITING=false, as Zulip load tests run.
 const env = { ...process.env, RATE_LIMITING: "false", DATA_DIR: dataDir, PORT: String(PORT), LOG_LEVEL: "warn", DATABASE_URL: PG_URL, PG_SCHEMA: pgSchema };
@@ -563,6 +570,7 @@ function table(results: Result[], bareResults: Result[] = []): void {
 
 /** The commit the compiled server was built from, and whether src/ had uncommitted changes. */
 function sourceRevision(): string {
+  if (values.server) return `the compiled server in ${values.server}`;
   try {
     const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
     const dirty = execFileSync("git", ["status", "--porcelain", "--", "src"], { cwd: root }).toString().trim() !== "";
@@ -743,8 +751,11 @@ async function main() {
   }
   if (webLines) console.log(`\n${webLines}`);
   if (values.keep) console.log(`\nkept: ${PG_URL ? `schema ${pgSchema}` : dataDir}`);
+  if (values.json) fs.writeFileSync(values.json, JSON.stringify({ database: dbName, bare: bareResults, send: sendResults, fetch: fetchResults, floor, ceiling }, null, 2));
 }
 
+// A named schema may be left from an interrupted run.
+if (values["pg-schema"]) await dropPgSchema(PG_URL, pgSchema);
 try {
   await main();
 } finally {
@@ -752,11 +763,6 @@ try {
   await stop(bare);
   if (!values.keep) {
     fs.rmSync(dataDir, { recursive: true, force: true });
-    if (pgSchema) {
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
-      await client.end();
-    }
+    await dropPgSchema(PG_URL, pgSchema);
   }
 }

@@ -47,6 +47,10 @@
 //        DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:presence
 // BENCH_SERVER_NODE_ARGS passes node options to the server only (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof").
+// --server <dist dir> runs that compiled server instead of this checkout's
+// dist/ (bench/issue28.ts: another revision), and seeds through that
+// server's own storage layer, so its database has its migrations and no
+// others; --pg-schema names the schema; --json <file> writes the rows there.
 import crypto from "node:crypto";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -55,12 +59,9 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import pg from "pg";
-import { Role } from "../src/domain/roles.ts";
-import { directSystemGroupsForRole } from "../src/domain/system-groups.ts";
-import { EmailVisibility } from "../src/domain/users.ts";
-import { openStorage, type Storage } from "../src/storage/database.ts";
+import { type Storage } from "../src/storage/database.ts";
 import { waitForHttp } from "./http-client.ts";
+import { dropPgSchema } from "./pg-schema.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -71,6 +72,9 @@ const { values } = parseArgs({
     "poll-rate": { type: "string", default: "2" },
     "poll-duration": { type: "string", default: "10" },
     port: { type: "string", default: "19995" },
+    server: { type: "string" },
+    "pg-schema": { type: "string" },
+    json: { type: "string" },
   },
 });
 const USERS = Number(values.users);
@@ -91,11 +95,18 @@ const needed = WARMUP + (PARTS.has("ping") ? pingCount : 0) + (PARTS.has("poll")
 if (DURATION > 50) throw new Error("--duration is at most 50 s (each user's second ping must come within 55 s of the first)");
 if (needed > USERS) throw new Error(`${needed} distinct users needed (warm-up, ${pingCount} pings, polls): raise --users or lower --duration`);
 
-const cli = path.join(root, "dist", "cli.js");
+const serverDir = values.server ? path.resolve(values.server) : undefined;
+const cli = path.join(serverDir ?? path.join(root, "dist"), "cli.js");
+/** A module of the server measured: its compiled .js with --server, else this checkout's source. */
+const serverModule = (name: string) => (serverDir ? path.join(serverDir, `${name}.js`) : path.join(root, "src", `${name}.ts`));
+const { Role } = (await import(serverModule("domain/roles"))) as typeof import("../src/domain/roles.ts");
+const { directSystemGroupsForRole } = (await import(serverModule("domain/system-groups"))) as typeof import("../src/domain/system-groups.ts");
+const { EmailVisibility } = (await import(serverModule("domain/users"))) as typeof import("../src/domain/users.ts");
+const { openStorage } = (await import(serverModule("storage/database"))) as typeof import("../src/storage/database.ts");
 if (!fs.existsSync(cli)) throw new Error("dist/cli.js is missing: run `npm run build` first (npm run bench:presence does)");
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-presence-"));
 const PG_URL = process.env.DATABASE_URL || "";
-const pgSchema = PG_URL ? "bench_presence" : "";
+const pgSchema = PG_URL ? (values["pg-schema"] ?? "bench_presence") : "";
 const env = {
   ...process.env,
   // One process driving 10,000 users is far past the API limits, as in any load test.
@@ -111,13 +122,7 @@ const CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) |
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function dropSchema(): Promise<void> {
-  if (!pgSchema) return;
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
-  await client.end();
-}
+const dropSchema = () => dropPgSchema(PG_URL, pgSchema);
 
 function openBenchStorage(): Promise<Storage> {
   return PG_URL ? openStorage({ databaseUrl: PG_URL, pgSchema }) : openStorage({ sqlitePath: path.join(dataDir, "parley.sqlite3") });
@@ -362,8 +367,10 @@ try {
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, Node ${process.version}, ${PG_URL ? "PostgreSQL" : "SQLite"}, load average ${os.loadavg().map(f2).join(" ")}`;
   const rows: string[] = [];
   const notes: string[] = [];
+  const summary: { name: string; requests: number; cpuSeconds: number; wallSeconds: number; shareOfCorePercent: number; p50: number; p99: number }[] = [];
   const line = (name: string, w: Window) => {
     const perRequest = w.cpuSeconds / w.requests;
+    summary.push({ name, requests: w.requests, cpuSeconds: w.cpuSeconds, wallSeconds: w.wallSeconds, shareOfCorePercent: 100 * perRequest * PING_RATE, p50: w.p50, p99: w.p99 });
     rows.push(
       `| ${name} | ${w.requests} | ${f1(w.requests / w.wallSeconds)} | ${f2(w.cpuSeconds)} (${f2(w.systemSeconds)}) | ${f3(perRequest * 1000)} | ${f1(100 * perRequest * PING_RATE)}% | ${f1(w.p50)} | ${f1(w.p99)} | ${Math.round(w.meanBytes)} |`,
     );
@@ -404,6 +411,7 @@ try {
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const row of rows) console.log(row);
   for (const note of notes) console.log(`\n${note}`);
+  if (values.json) fs.writeFileSync(values.json, JSON.stringify({ database: PG_URL ? "PostgreSQL" : "SQLite", users: USERS, rows: summary }, null, 2));
 } finally {
   for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
   await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : undefined)));

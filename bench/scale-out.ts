@@ -42,8 +42,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { Redis } from "ioredis";
-import pg from "pg";
 import { authHeader, call as apiCall, encode, sleep, waitForHttp, type BenchUser, type Reply } from "./http-client.ts";
+import { dropPgSchema } from "./pg-schema.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -518,12 +518,7 @@ function summarizeProfile(file: string): string[] {
 
 // ---------------------------------------------------------------------------
 
-async function dropSchema(): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
-  await client.end();
-}
+const dropSchema = () => dropPgSchema(PG_URL, pgSchema);
 
 /** Removes this run's keys (its prefixes) from Redis. */
 async function dropRedisKeys(prefix: string): Promise<void> {

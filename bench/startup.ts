@@ -6,16 +6,19 @@
 // so that times on a shared machine can be read as ratios.
 // With --compare <git revision>, that revision is compiled in a temporary
 // worktree and measured in the same run, its starts alternating with these.
-// Usage: npm run build && node --import tsx bench/startup.ts [--runs 5] [--compare main]
+// --compare-dist <dist dir> measures an already compiled server instead (with
+// --compare as its label); --json <file> writes the medians there as well.
+// Usage: npm run build && node --import tsx bench/startup.ts [--runs 5] [--compare main] [--json out.json]
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { compileRevision, root } from "./revision.ts";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const { values } = parseArgs({ options: { runs: { type: "string", default: "5" }, compare: { type: "string" } } });
+const { values } = parseArgs({
+  options: { runs: { type: "string", default: "5" }, compare: { type: "string" }, "compare-dist": { type: "string" }, json: { type: "string" } },
+});
 const runs = Number(values.runs);
 const PORT = 19992;
 const recorder = path.join(root, "test", "fixtures", "record-modules.mjs");
@@ -32,17 +35,6 @@ interface Target {
   times: number[];
   rssMb: number[];
   modules?: { files: number; bytes: number };
-}
-
-/** A compiled checkout of `revision` in a temporary git worktree (node_modules shared). */
-function compileRevision(revision: string): { dist: string; cleanup: () => void } {
-  if (!/^[\w./~^-]+$/.test(revision)) throw new Error(`not a revision: ${revision}`);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-start-before-"));
-  execFileSync("git", ["-C", root, "worktree", "add", "--detach", "--quiet", dir, revision]);
-  fs.symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
-  execFileSync(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", path.join(dir, "tsconfig.build.json")], { cwd: dir });
-  // The server's start does not read the web client; its page answers "not built" there.
-  return { dist: path.join(dir, "dist"), cleanup: () => execFileSync("git", ["-C", root, "worktree", "remove", "--force", dir]) };
 }
 
 function parleyTarget(label: string, dist: string): Target {
@@ -85,7 +77,9 @@ function countModules(log: string): { files: number; bytes: number } {
   return { files: files.size, bytes };
 }
 
-const before = values.compare ? compileRevision(values.compare) : undefined;
+const compareDist = values["compare-dist"];
+if (compareDist && !values.compare) throw new Error("--compare-dist needs --compare <label>");
+const before = compareDist ? { dist: compareDist, cleanup: () => {} } : values.compare ? compileRevision(values.compare) : undefined;
 const targets: Target[] = [
   ...(before ? [parleyTarget(values.compare!, before.dist)] : []),
   parleyTarget("this checkout", path.join(root, "dist")),
@@ -122,4 +116,8 @@ for (const target of targets) {
     `| ${target.label} | ${median(times).toFixed(0)} ms (${times[times.length - 1]!.toFixed(0)} ms) | ${(median(times) / median(bare.times)).toFixed(1)} | ` +
       `${median(target.rssMb).toFixed(0)} MB | ${target.modules!.files} | ${(target.modules!.bytes / 2 ** 20).toFixed(1)} MB |`,
   );
+}
+if (values.json) {
+  const summary = targets.map((t) => ({ label: t.label, startMs: median(t.times), rssMb: median(t.rssMb), modules: t.modules }));
+  fs.writeFileSync(values.json, JSON.stringify(summary, null, 2));
 }
