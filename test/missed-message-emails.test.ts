@@ -8,7 +8,8 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
 import { parseUserSettings } from "../src/domain/user-settings.ts";
-import { MISSED_MESSAGE_CHECK_JOB, MISSED_MESSAGE_EMAIL_JOB } from "../src/jobs/names.ts";
+import { MISSED_MESSAGE_CHECK_JOB, MISSED_MESSAGE_EMAIL_JOB, type MissedMessageCheckJob } from "../src/jobs/names.ts";
+import { enqueueJob } from "../src/jobs/queue.ts";
 import { assertSuccess, jobsSettled, pendingJobs, startTestApp, uniqueName, type TestApp, type TestUser } from "./helpers.ts";
 
 let t: TestApp;
@@ -160,6 +161,19 @@ describe("missed-message emails", () => {
     await batchGoesOut();
     assert.equal(mailsTo(listener).length, 1);
     assert.match(mailsTo(listener)[0]!.text ?? "", /New messages in #.* > anything[\s\S]*plain news/);
+  });
+
+  test("a decision run twice (a crash before its job ended) owes one email: one row, one job", async () => {
+    const reader = await recipient();
+    const id = await send(t.users.member, { type: "direct", to: [reader.id], content: "only once" });
+    await decided();
+    const again: MissedMessageCheckJob = { realm_id: t.realm.id, message_id: id, channel: null, candidates: { [reader.id]: [] } };
+    await enqueueJob(t.services.storage.db, { afterCommit: (c) => c() }, t.services, MISSED_MESSAGE_CHECK_JOB, again);
+    await decided();
+    assert.equal(await rowsOf(reader), 1);
+    assert.deepEqual(await pendingJobs(t.services, MISSED_MESSAGE_EMAIL_JOB), [{ user_id: reader.id }]);
+    await batchGoesOut();
+    assert.equal(mailsTo(reader).length, 1);
   });
 
   test("a user with an active client (event queue polling, presence active) gets no email", async () => {
