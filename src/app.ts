@@ -44,6 +44,7 @@ import { mutedUsersRoutes } from "./routes/muted-users.ts";
 import { draftsRoutes } from "./routes/drafts.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { passwordResetPageRoutes } from "./routes/password-reset.ts";
+import { emailUnsubscribeRoutes } from "./routes/email-unsubscribe.ts";
 import { webClientRoutes } from "./routes/web-client.ts";
 import { externalContentRoutes } from "./routes/external-content.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -288,6 +289,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   realmEmojiFileRoutes(app, services, methods);
   joinPageRoutes(app, services, methods);
   passwordResetPageRoutes(app, services, methods);
+  emailUnsubscribeRoutes(app, services, methods);
   webClientRoutes(app, services, methods);
   healthRoutes(app, services, methods);
   await webhookRoutes(app, services, methods);

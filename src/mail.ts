@@ -13,6 +13,10 @@ export interface EmailMessage {
   to: string;
   subject: string;
   text: string;
+  /** An HTML alternative of `text` (the message is then multipart/alternative). */
+  html?: string;
+  /** Extra header fields, e.g. List-Unsubscribe. */
+  headers?: Record<string, string>;
   /** Why the server sent it, e.g. "invitation" (kept in outbox files). */
   kind: string;
 }
@@ -45,7 +49,17 @@ async function writeToOutbox(config: Config, message: EmailMessage, date: Date, 
   await fs.mkdir(dir, { recursive: true });
   // Names sort by time; the random part keeps two messages in one millisecond apart.
   const file = path.join(dir, `${date.toISOString().replace(/[:.]/g, "-")}-${crypto.randomBytes(4).toString("hex")}.json`);
-  const record = { from: config.emailFrom, to: message.to, subject: message.subject, text: message.text, kind: message.kind, date: date.toISOString(), ...(smtpError ? { smtp_error: smtpError } : {}) };
+  const record = {
+    from: config.emailFrom,
+    to: message.to,
+    subject: message.subject,
+    text: message.text,
+    ...(message.html !== undefined ? { html: message.html } : {}),
+    ...(message.headers !== undefined ? { headers: message.headers } : {}),
+    kind: message.kind,
+    date: date.toISOString(),
+    ...(smtpError ? { smtp_error: smtpError } : {}),
+  };
   await fs.writeFile(file, JSON.stringify(record, null, 2) + "\n", { mode: 0o600 });
   return file;
 }
@@ -54,21 +68,37 @@ export interface Logger {
   warn(obj: unknown, msg: string): void;
 }
 
+/**
+ * Hands one message to the SMTP server, or files it in the outbox without
+ * one. Throws when neither worked; an SMTP refusal files it in the outbox.
+ */
+export async function sendEmail(config: Config, message: EmailMessage, log?: Logger): Promise<void> {
+  const date = new Date();
+  if (config.smtpUrl === undefined) {
+    await writeToOutbox(config, message, date);
+    return;
+  }
+  try {
+    await (await transportFor(config.smtpUrl)).sendMail({
+      from: config.emailFrom,
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      ...(message.html !== undefined ? { html: message.html } : {}),
+      ...(message.headers !== undefined ? { headers: message.headers } : {}),
+      date,
+    });
+  } catch (error) {
+    log?.warn({ err: error, to: message.to }, "SMTP delivery failed; message written to the outbox");
+    await writeToOutbox(config, message, date, error instanceof Error ? error.message : String(error));
+  }
+}
+
 /** Sends (or files) each message; errors are logged, never thrown. */
 export async function sendEmails(config: Config, messages: readonly EmailMessage[], log?: Logger): Promise<void> {
   for (const message of messages) {
-    const date = new Date();
     try {
-      if (config.smtpUrl === undefined) {
-        await writeToOutbox(config, message, date);
-        continue;
-      }
-      try {
-        await (await transportFor(config.smtpUrl)).sendMail({ from: config.emailFrom, to: message.to, subject: message.subject, text: message.text, date });
-      } catch (error) {
-        log?.warn({ err: error, to: message.to }, "SMTP delivery failed; message written to the outbox");
-        await writeToOutbox(config, message, date, error instanceof Error ? error.message : String(error));
-      }
+      await sendEmail(config, message, log);
     } catch (error) {
       log?.warn({ err: error, to: message.to }, "could not send or file an email");
     }

@@ -136,6 +136,8 @@ const PAGE_ROUTES: Record<string, { params?: string[]; page?: boolean; extra?: R
   "POST /accounts/password/reset": { page: true, params: ["email"] },
   "GET /accounts/password/reset/:token": { page: true },
   "POST /accounts/password/reset/:token": { page: true, params: ["new_password", "new_password_confirm"] },
+  "GET /accounts/unsubscribe/:type/:token": { page: true },
+  "POST /accounts/unsubscribe/:type/:token": { page: true },
 };
 
 /** Routes that may end the fuzzing accounts (deactivate them, or replace their API keys): fuzzed after everything else. */

@@ -545,8 +545,9 @@ describe("pushes for new messages", () => {
       // Offline (no event queue): pushed.
       await sendAndSettle(owner, { type: "direct", to: [member.id], content: "two" });
       assert.equal(notifies().length, 1);
-      // Online (a queue that just polled): not pushed.
+      // Online (a queue that just polled, and active presence, as Zulip's idle test): not pushed.
       await t.register(member);
+      assertSuccess(await t.api(member, "POST", "/users/me/presence", { status: "active" }));
       await sendAndSettle(owner, { type: "direct", to: [member.id], content: "three" });
       assert.equal(notifies().length, 1);
     } finally {

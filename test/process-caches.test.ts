@@ -18,6 +18,7 @@ const REVIEWED: Record<string, string[]> = {
   "domain/realm-settings.ts": ["parsedSettings"],
   // Derived from the uploads signing key, which never changes (and lives in the shared file store).
   "actions/external-content.ts": ["keys"],
+  "actions/email-unsubscribe.ts": ["keys"],
   "actions/uploads.ts": ["signingKeys"],
   // Built from the configuration: the allowed internal addresses, the DNS resolvers of outbound requests.
   "domain/external-content.ts": ["allowLists"],

@@ -110,6 +110,8 @@ describe("POST /messages: statements per send", () => {
       // The durable part: the message and its flags (one multi-row insert).
       "insert messages",
       "raw INSERT INTO user_messages",
+      // Who follows the topic or asked for the channel's emails (missed-message emails): two partial indexes.
+      "raw SELECT user_id FROM",
     ];
     assert.deepEqual(first, expected);
     // Nothing is cached away on the second send, nor added.
@@ -124,13 +126,14 @@ describe("POST /messages: statements per send", () => {
     const statements = await statementsOf(() =>
       t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "@**Adam Admin** look" }).then(assertSuccess),
     );
-    const plain = statements.slice(0, statements.indexOf("raw INSERT INTO user_messages") + 1);
-    // Adam follows the topic now: his settings, his topic row (read, written), and his muted topics for the legacy event.
-    assert.deepEqual(statements.slice(plain.length), ["select users", "select user_topics", "insert user_topics", "select user_topics"]);
+    const plain = statements.slice(0, statements.indexOf("raw SELECT user_id FROM") + 1);
+    // Adam follows the topic now: his settings, his topic row (read, written), and his muted topics for the legacy event;
+    // then the job that decides whether he is owed a missed-message email.
+    assert.deepEqual(statements.slice(plain.length), ["select users", "select user_topics", "insert user_topics", "select user_topics", "insert jobs"]);
     // Once he follows it, a second mention reads his settings and topic row only.
     const again = await statementsOf(() =>
       t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "@**Adam Admin** again" }).then(assertSuccess),
     );
-    assert.deepEqual(again.slice(plain.length), ["select users", "select user_topics"]);
+    assert.deepEqual(again.slice(again.indexOf("raw SELECT user_id FROM") + 1), ["select users", "select user_topics", "insert jobs"]);
   });
 });

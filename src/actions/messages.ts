@@ -51,9 +51,10 @@ import { preparedQuery } from "../storage/compiled.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { enqueueLinkPreviews, linkPreviewsOn } from "./link-previews.ts";
-import { PUSH_MESSAGE_JOB, type PushMessageJob } from "../jobs/names.ts";
+import { MISSED_MESSAGE_CHECK_JOB, PUSH_MESSAGE_JOB, type MissedMessageCheckJob, type PushMessageJob } from "../jobs/names.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import { pushCandidates, pushMessageOf } from "../domain/push.ts";
+import { notificationCandidates } from "../domain/notifications.ts";
 import { enqueueOutgoingWebhooks } from "./outgoing-webhooks.ts";
 import { setVisibilityPolicy } from "./user-topics.ts";
 
@@ -599,6 +600,8 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
     await setVisibilityPolicy(trx, pending, realm.id, sender.id, channel.id, topic, automaticPolicy, now);
     automatic = automaticPolicy;
   }
+  // Read before this message makes mentioned people follow the topic: as in Zulip, that counts from the next message on.
+  const listeners = channel ? await topicListeners(trx, channel.id, topicKey) : new Set<number>();
   if (channel) {
     // Zulip's automatically_follow_topics_where_mentioned: mentioned people follow the topic.
     const mentionedHumans = recipients.filter((u) => u.id !== sender.id && !u.is_bot && (mentioned.has(u.id) || groupMentioned.has(u.id))).map((u) => u.id);
@@ -646,6 +649,13 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
       await enqueueJob(trx, pending, services, PUSH_MESSAGE_JOB, job);
     }
   }
+  // Missed-message emails: who of the recipients may be owed one is decided now, with the message; whether
+  // they are idle and what their settings say, by the job right after the commit (as Zulip's Tornado does).
+  const emailCandidates = notificationCandidates(sender.id, channel === null, Object.entries(flags).map(([id, names]) => [Number(id), names]), listeners);
+  if (Object.keys(emailCandidates).length > 0) {
+    const job: MissedMessageCheckJob = { realm_id: realm.id, message_id: messageId, channel: channel ? { id: channel.id, topic_key: topicKey, listeners: [...listeners] } : null, candidates: emailCandidates };
+    await enqueueJob(trx, pending, services, MISSED_MESSAGE_CHECK_JOB, job);
+  }
   pending.addMessage(realm.id, { type: "message", message: eventMessage }, [...flagsByUser.keys()], {
     flags,
     rawContent: content,
@@ -654,6 +664,22 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
     publicChannel: channel !== null && !channel.invite_only,
   });
   return automatic === undefined ? { id: messageId } : { id: messageId, automatic_new_visibility_policy: automatic };
+}
+
+/**
+ * Who hears of every message of a channel topic beyond mentions: its
+ * followers, and subscribers with the channel's email_notifications on. One
+ * statement per channel message, on two small partial indexes. (Subscribers who inherit a global
+ * enable_stream_email_notifications are not found here: that would read every
+ * subscriber's settings on every send.)
+ */
+async function topicListeners(trx: Trx, channelId: number, topicKey: string): Promise<Set<number>> {
+  // Literals in the conditions, so both databases use the partial indexes of migration 0028.
+  const { rows } = await sql<{ user_id: number }>`
+    SELECT user_id FROM user_topics WHERE channel_id = ${channelId} AND topic_key = ${topicKey} AND visibility_policy = ${sql.lit(VisibilityPolicy.FOLLOWED)}
+    UNION
+    SELECT user_id FROM subscriptions WHERE channel_id = ${channelId} AND email_notifications = TRUE AND active = TRUE`.execute(trx);
+  return new Set(rows.map((r) => Number(r.user_id)));
 }
 
 /**

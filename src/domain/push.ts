@@ -3,6 +3,7 @@
 // fields are valid, who gets a push for a new message, and what the push
 // says. docs/zulip-behaviour/mobile-push.md lists the sources.
 import { ApiError, badRequest } from "../errors.ts";
+import { notificationCandidates, notificationTrigger } from "./notifications.ts";
 
 /** Zulip's PushDeviceToken.kind values, which the push service protocol uses too. */
 export const TokenKind = { APNS: 1, FCM: 2 } as const;
@@ -77,23 +78,29 @@ export interface PushRecipientState {
 }
 
 /**
- * Zulip's notification rules for mobile push, limited to direct messages and
- * mentions: a direct message always qualifies; personal and group mentions
- * qualify even in muted conversations; wildcard mentions only outside muted
- * conversations and when the recipient wants wildcard mentions notified.
- * Then the settings: offline users need enable_offline_push_notifications,
- * users with an active client need enable_online_push_notifications as well.
+ * Zulip's notification rules for mobile push (domain/notifications.ts),
+ * limited to direct messages and mentions: a direct message always
+ * qualifies; personal and group mentions qualify even in muted
+ * conversations; wildcard mentions only outside muted conversations and when
+ * the recipient wants wildcard mentions notified. All of them need
+ * enable_offline_push_notifications; users with an active client need
+ * enable_online_push_notifications as well.
  */
 export function pushTrigger(state: PushRecipientState): PushTrigger | null {
-  let trigger: PushTrigger | null = null;
-  if (state.isDirectMessage) trigger = "direct_message";
-  else if (state.flags.includes("mentioned") || state.flags.includes("group_mentioned")) trigger = "mentioned";
-  else if (!state.muted && state.wildcardMentionsNotify && state.flags.includes("topic_wildcard_mentioned")) trigger = "topic_wildcard_mentioned";
-  else if (!state.muted && state.wildcardMentionsNotify && state.flags.includes("stream_wildcard_mentioned")) trigger = "stream_wildcard_mentioned";
-  if (trigger === null || state.flags.includes("read")) return null;
-  if (!state.enableOfflinePush) return null;
   if (state.online && !state.enableOnlinePush) return null;
-  return trigger;
+  const trigger = notificationTrigger({
+    flags: state.flags,
+    isDirectMessage: state.isDirectMessage,
+    dmMentionEnabled: state.enableOfflinePush,
+    followedTopicEnabled: false,
+    channelEnabled: false,
+    channelMuted: state.muted,
+    topicPolicy: null,
+    wildcardMentionsNotify: state.wildcardMentionsNotify,
+    followedTopicWildcardMentionsNotify: false,
+    alertWordsAsMentions: false,
+  });
+  return trigger === "direct_message" || trigger === "mentioned" || trigger === "topic_wildcard_mentioned" || trigger === "stream_wildcard_mentioned" ? trigger : null;
 }
 
 /** The new message as the `message` event carries it (apply_markdown form). */
@@ -246,13 +253,13 @@ const MENTION_FLAGS = new Set(["mentioned", "group_mentioned", "stream_wildcard_
 /**
  * Who of a new message's recipients may get a push, with their flags: not
  * the sender, not those who have it read already, and in a channel only the
- * mentioned. Their settings and devices are looked at later, by the worker.
+ * mentioned (alert words and followed topics bring no push). Their settings
+ * and devices are looked at later, by the worker.
  */
 export function pushCandidates(senderId: number, isDirectMessage: boolean, flagsByUser: Iterable<[number, readonly string[]]>): Record<string, string[]> {
-  const candidates: Record<string, string[]> = {};
-  for (const [userId, names] of flagsByUser) {
-    if (userId === senderId || names.includes("read")) continue;
-    if (isDirectMessage || names.some((f) => MENTION_FLAGS.has(f))) candidates[userId] = [...names];
+  const candidates = notificationCandidates(senderId, isDirectMessage, flagsByUser);
+  for (const [userId, names] of Object.entries(candidates)) {
+    if (!isDirectMessage && !names.some((f) => MENTION_FLAGS.has(f))) delete candidates[userId];
   }
   return candidates;
 }

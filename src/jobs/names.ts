@@ -55,3 +55,32 @@ export interface OutgoingWebhookJob {
   /** The message as it was sent (Zulip's queue event carries it), so later edits or a deletion change nothing. */
   message: PayloadMessage;
 }
+
+/**
+ * Decide which of a new message's candidates are owed a missed-message email
+ * (idle, trigger, settings) and record it: a missed_message_emails row each,
+ * and the user's MISSED_MESSAGE_EMAIL_JOB for their batch. Queued with the
+ * message, as Zulip's Tornado decides on the message event.
+ */
+export const MISSED_MESSAGE_CHECK_JOB = "missed_message_check";
+export interface MissedMessageCheckJob {
+  realm_id: number;
+  message_id: number;
+  /**
+   * The message's channel and topic key, and who followed the topic or asked for the channel's emails
+   * when it was sent (someone the message made follow it is not notified of it as a follower); null for a direct message.
+   */
+  channel: { id: number; topic_key: string; listeners: number[] } | null;
+  /** Recipients who may be notified (not the sender, unread; a DM, mentioned, or listening to the topic), with their flags. */
+  candidates: Record<string, string[]>;
+}
+
+/** Send a user's due missed-message emails, one per conversation (Zulip's missedmessage_emails worker); keyed by user. */
+export const MISSED_MESSAGE_EMAIL_JOB = "missed_message_email";
+export interface MissedMessageEmailJob {
+  user_id: number;
+}
+
+export function missedMessageEmailJobKey(userId: number): string {
+  return `missed_message_email:${userId}`;
+}

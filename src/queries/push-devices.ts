@@ -1,5 +1,6 @@
 // Reads for mobile push: a user's registrations, who among a message's
-// recipients has a device, and what the push decision needs to know.
+// recipients has a device (what the decision needs to know is in
+// queries/notification-recipients.ts, shared with missed-message emails).
 import type { Kysely } from "kysely";
 import { pushDeviceStatus } from "../domain/push.ts";
 import type { Database, PushDevice, PushDeviceToken } from "../storage/schema.ts";
@@ -40,46 +41,4 @@ export async function usersWithPushDevices(db: Db, userIds: readonly number[]): 
   const legacy = await db.selectFrom("push_device_tokens").select("user_id").distinct().where("user_id", "in", userIds).execute();
   const e2ee = await db.selectFrom("push_devices").select("user_id").distinct().where("user_id", "in", userIds).where("bouncer_device_id", "is not", null).execute();
   return new Set([...legacy, ...e2ee].map((r) => r.user_id));
-}
-
-export interface PushRecipientFacts {
-  settings: string;
-  isBot: boolean;
-  isActive: boolean;
-  /** For channel messages: the subscription's mute and wildcard override, and the topic's visibility policy. */
-  channelMuted: boolean;
-  wildcardOverride: boolean | null;
-  topicPolicy: number | null;
-}
-
-/** What the push rules need about each recipient with a device. */
-export async function pushRecipientFacts(db: Db, userIds: readonly number[], channel: { channelId: number; topicKey: string } | null): Promise<Map<number, PushRecipientFacts>> {
-  const facts = new Map<number, PushRecipientFacts>();
-  if (userIds.length === 0) return facts;
-  const users = await db.selectFrom("users").select(["id", "settings", "is_bot", "is_active"]).where("id", "in", userIds).execute();
-  for (const u of users) facts.set(u.id, { settings: u.settings, isBot: u.is_bot, isActive: u.is_active, channelMuted: false, wildcardOverride: null, topicPolicy: null });
-  if (channel) {
-    const subs = await db
-      .selectFrom("subscriptions")
-      .select(["user_id", "is_muted", "wildcard_mentions_notify"])
-      .where("channel_id", "=", channel.channelId)
-      .where("user_id", "in", userIds)
-      .execute();
-    for (const s of subs) {
-      const f = facts.get(s.user_id);
-      if (f) Object.assign(f, { channelMuted: s.is_muted, wildcardOverride: s.wildcard_mentions_notify });
-    }
-    const topics = await db
-      .selectFrom("user_topics")
-      .select(["user_id", "visibility_policy"])
-      .where("channel_id", "=", channel.channelId)
-      .where("topic_key", "=", channel.topicKey)
-      .where("user_id", "in", userIds)
-      .execute();
-    for (const t of topics) {
-      const f = facts.get(t.user_id);
-      if (f) f.topicPolicy = t.visibility_policy;
-    }
-  }
-  return facts;
 }

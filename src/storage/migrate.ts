@@ -30,6 +30,7 @@ import * as m0024 from "./migrations/0024_link_previews.ts";
 import * as m0025 from "./migrations/0025_jobs.ts";
 import * as m0026 from "./migrations/0026_stored_files.ts";
 import * as m0027 from "./migrations/0027_outgoing_webhooks_on_jobs.ts";
+import * as m0028 from "./migrations/0028_missed_message_emails.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -69,6 +70,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0025_jobs": m0025,
   "0026_stored_files": m0026,
   "0027_outgoing_webhooks_on_jobs": m0027,
+  "0028_missed_message_emails": m0028,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {

@@ -509,6 +509,15 @@ export interface JobTable {
   created_at: number;
 }
 
+/** A missed-message email owed for a (user, message) (migration 0028 says what each column means). */
+export interface MissedMessageEmailTable {
+  id: Generated<number>;
+  user_id: number;
+  message_id: number;
+  trigger: string;
+  /** UNIX milliseconds; PostgreSQL's bigint reads back as a string: read it through Number(). */
+  scheduled_at: number;
+}
 
 export interface LoginFailureTable {
   key: string;
@@ -605,6 +614,7 @@ export interface Database {
   bot_storage: BotStorageTable;
   bot_config: BotConfigTable;
   jobs: JobTable;
+  missed_message_emails: MissedMessageEmailTable;
   link_previews: LinkPreviewTable;
   stored_files: StoredFileTable;
   stored_file_chunks: StoredFileChunkTable;

@@ -5,6 +5,7 @@ import { LINK_PREVIEWS_JOB, OUTGOING_WEBHOOK_JOB, SCHEDULED_MESSAGE_JOB } from "
 import { JobRunner } from "../jobs/runner.ts";
 import type { Services } from "../services.ts";
 import { linkPreviewsWorker } from "./link-previews.ts";
+import { registerMissedMessageEmailWorkers } from "./missed-message-emails.ts";
 import { outgoingWebhookWorker } from "./outgoing-webhooks.ts";
 import { registerPushWorkers } from "./push-notifications.ts";
 import { scheduledMessageWorker } from "./scheduled-delivery.ts";
@@ -15,6 +16,7 @@ export function jobRunnerFor(services: Services, log: (error: unknown, what: str
   runner.register(SCHEDULED_MESSAGE_JOB, scheduledMessageWorker(services, log));
   runner.register(LINK_PREVIEWS_JOB, linkPreviewsWorker(services));
   runner.register(OUTGOING_WEBHOOK_JOB, outgoingWebhookWorker(services, log));
+  registerMissedMessageEmailWorkers(runner, services, log);
   // Without a push service, push jobs are never queued (and none are run).
   if (services.config.pushServiceUrl !== undefined) registerPushWorkers(runner, services);
   return runner;

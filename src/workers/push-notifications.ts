@@ -26,11 +26,9 @@ import {
 import { enqueueJobs } from "../jobs/queue.ts";
 import { PermanentJobFailure, type JobRunner, type Worker } from "../jobs/runner.ts";
 import { callPushService, PushServiceError } from "../outbound/push-service.ts";
-import { pushDeviceById, pushRecipientFacts, usersWithPushDevices } from "../queries/push-devices.ts";
+import { idleUsers, notificationRecipientFacts } from "../queries/notification-recipients.ts";
+import { pushDeviceById, usersWithPushDevices } from "../queries/push-devices.ts";
 import type { Services } from "../services.ts";
-
-/** A user counts as online (for enable_online_push_notifications) when a client polled this recently (Zulip: 140 s). */
-const ONLINE_WINDOW_MS = 140_000;
 
 /** Registers the push workers on `runner`. */
 export function registerPushWorkers(runner: JobRunner, services: Services): void {
@@ -85,7 +83,8 @@ export function registerPushWorkers(runner: JobRunner, services: Services): void
       if (withDevices.length === 0) return;
       const isDirectMessage = message.type === "private";
       const channel = !isDirectMessage && message.stream_id !== undefined ? { channelId: message.stream_id, topicKey: message.subject.toLowerCase() } : null;
-      const facts = await pushRecipientFacts(db, withDevices, channel);
+      const facts = await notificationRecipientFacts(db, withDevices, channel);
+      const idle = await idleUsers(services, db, withDevices);
       const realm = await db.selectFrom("realms").select(["id", "name"]).where("id", "=", realm_id).executeTakeFirst();
       if (!realm) return;
       const ctx: PushContext = { realmId: realm.id, realmName: realm.name, realmUrl: config.externalUrl, server: new URL(config.externalUrl).host };
@@ -100,7 +99,7 @@ export function registerPushWorkers(runner: JobRunner, services: Services): void
           isDirectMessage,
           enableOfflinePush: settings.enable_offline_push_notifications,
           enableOnlinePush: settings.enable_online_push_notifications,
-          online: await isOnline(services, userId),
+          online: !idle.has(userId),
           muted: channel !== null && isMutedConversation(f.channelMuted, f.topicPolicy),
           wildcardMentionsNotify: f.wildcardOverride ?? settings.wildcard_mentions_notify,
         });
@@ -132,7 +131,3 @@ export function registerPushWorkers(runner: JobRunner, services: Services): void
   runner.register(PUSH_NOTIFY_JOB, notify);
 }
 
-/** Whether a client of the user polled for events recently, in any process (the queues may be in Redis). */
-async function isOnline(services: Services, userId: number): Promise<boolean> {
-  return services.queues.recentlyPolled(userId, ONLINE_WINDOW_MS);
-}
