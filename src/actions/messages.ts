@@ -674,13 +674,17 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
  * subscriber's settings on every send.)
  */
 async function topicListeners(trx: Trx, channelId: number, topicKey: string): Promise<Set<number>> {
-  // Literals in the conditions, so both databases use the partial indexes of migration 0028.
-  const { rows } = await sql<{ user_id: number }>`
-    SELECT user_id FROM user_topics WHERE channel_id = ${channelId} AND topic_key = ${topicKey} AND visibility_policy = ${sql.lit(VisibilityPolicy.FOLLOWED)}
-    UNION
-    SELECT user_id FROM subscriptions WHERE channel_id = ${channelId} AND email_notifications = TRUE AND active = TRUE`.execute(trx);
+  const rows = await topicListenerRows.execute(trx, { channelId, topicKey });
   return new Set(rows.map((r) => Number(r.user_id)));
 }
+
+// Literals in the conditions, so both databases use the partial indexes of migration 0028.
+const topicListenerRows = preparedQuery(
+  (_db, a: { channelId: number; topicKey: string }) => sql<{ user_id: number }>`
+    SELECT user_id FROM user_topics WHERE channel_id = ${a.channelId} AND topic_key = ${a.topicKey} AND visibility_policy = ${sql.lit(VisibilityPolicy.FOLLOWED)}
+    UNION
+    SELECT user_id FROM subscriptions WHERE channel_id = ${a.channelId} AND email_notifications = TRUE AND active = TRUE`,
+);
 
 /**
  * The uploads a message links that it claims (Zulip's do_claim_attachments):
