@@ -44,18 +44,25 @@ async function transportFor(smtpUrl: string): Promise<Transporter> {
   return transport;
 }
 
-async function writeToOutbox(config: Config, message: EmailMessage, date: Date, smtpError?: string): Promise<string> {
-  const dir = outboxDir(config);
-  await fs.mkdir(dir, { recursive: true });
-  // Names sort by time; the random part keeps two messages in one millisecond apart.
-  const file = path.join(dir, `${date.toISOString().replace(/[:.]/g, "-")}-${crypto.randomBytes(4).toString("hex")}.json`);
-  const record = {
+/** What a message is made of, as nodemailer takes it and as an outbox file keeps it. */
+function envelope(config: Config, message: EmailMessage) {
+  return {
     from: config.emailFrom,
     to: message.to,
     subject: message.subject,
     text: message.text,
     ...(message.html !== undefined ? { html: message.html } : {}),
     ...(message.headers !== undefined ? { headers: message.headers } : {}),
+  };
+}
+
+async function writeToOutbox(config: Config, message: EmailMessage, date: Date, smtpError?: string): Promise<string> {
+  const dir = outboxDir(config);
+  await fs.mkdir(dir, { recursive: true });
+  // Names sort by time; the random part keeps two messages in one millisecond apart.
+  const file = path.join(dir, `${date.toISOString().replace(/[:.]/g, "-")}-${crypto.randomBytes(4).toString("hex")}.json`);
+  const record = {
+    ...envelope(config, message),
     kind: message.kind,
     date: date.toISOString(),
     ...(smtpError ? { smtp_error: smtpError } : {}),
@@ -79,15 +86,7 @@ export async function sendEmail(config: Config, message: EmailMessage, log?: Log
     return;
   }
   try {
-    await (await transportFor(config.smtpUrl)).sendMail({
-      from: config.emailFrom,
-      to: message.to,
-      subject: message.subject,
-      text: message.text,
-      ...(message.html !== undefined ? { html: message.html } : {}),
-      ...(message.headers !== undefined ? { headers: message.headers } : {}),
-      date,
-    });
+    await (await transportFor(config.smtpUrl)).sendMail({ ...envelope(config, message), date });
   } catch (error) {
     log?.warn({ err: error, to: message.to }, "SMTP delivery failed; message written to the outbox");
     await writeToOutbox(config, message, date, error instanceof Error ? error.message : String(error));
