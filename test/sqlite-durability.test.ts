@@ -39,7 +39,12 @@ test("SQLite runs with synchronous=NORMAL (1)", { skip }, async () => {
   assert.equal(rows[0]?.synchronous, 1);
 });
 
-test("a reply to a write waits for the WAL's fsync", { skip }, async () => {
+/**
+ * Runs `write` (an HTTP request) with the WAL's fsync held: once its commit
+ * is done and an fsync has begun, the reply must still be waiting; it comes
+ * only after that fsync finished.
+ */
+async function replyWaitsForFsync(write: () => Promise<{ status: number }>, committed: () => Promise<boolean>): Promise<void> {
   const wal = app.services.storage.wal!;
   const real = wal.sync;
   let release!: () => void;
@@ -54,16 +59,14 @@ test("a reply to a write waits for the WAL's fsync", { skip }, async () => {
   };
   try {
     let replied = false;
-    const reply = send("held until the fsync").then((r) => {
+    const reply = write().then((r) => {
       replied = true;
       // The WAL's fsync (the last one entered) finished before the reply arrived.
       assert.ok(finished.length > 0 && finished.at(-1) === entered.at(-1), "reply before the WAL fsync finished");
       return r;
     });
-    // The commit is done and its fsync has begun; the reply must still be waiting.
     await waitFor(() => entered.length > 0, "the fsync to start");
-    const rows = await app.services.storage.db.selectFrom("messages").select("id").where("content", "=", "held until the fsync").execute();
-    assert.equal(rows.length, 1, "committed");
+    assert.ok(await committed(), "committed");
     await sleep(200);
     assert.equal(replied, false, "the reply went out while the fsync was held");
     release();
@@ -73,6 +76,21 @@ test("a reply to a write waits for the WAL's fsync", { skip }, async () => {
     release();
     wal.sync = real;
   }
+}
+
+test("a reply to a write waits for the WAL's fsync", { skip }, async () => {
+  await replyWaitsForFsync(
+    () => send("held until the fsync"),
+    async () => (await app.services.storage.db.selectFrom("messages").select("id").where("content", "=", "held until the fsync").execute()).length === 1,
+  );
+});
+
+test("so does a reply to a write outside group commit (its own transaction): the reply hook waits", { skip }, async () => {
+  // Channel folders are written in a transaction of their own, not through inRealmTransaction.
+  await replyWaitsForFsync(
+    () => app.api(app.users.admin, "POST", "/channel_folders/create", { name: "held folder", description: "" }),
+    async () => (await app.services.storage.db.selectFrom("channel_folders").select("id").where("name", "=", "held folder").execute()).length === 1,
+  );
 });
 
 test("the fsync'd descriptor is the WAL file's, also after the WAL was deleted and made anew", { skip }, async () => {
