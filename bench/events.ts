@@ -38,7 +38,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { call as apiCall, sleep, type BenchUser, type Reply } from "./http-client.ts";
+import { call as apiCall, percentile, pool, sleep, type BenchUser, type Reply } from "./http-client.ts";
 import { dropPgSchema } from "./pg-schema.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -197,25 +197,6 @@ async function ok(user: User | null, method: string, urlPath: string, params: Re
   return body;
 }
 
-/** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 const ms = (n: number) => n.toFixed(1);
 

@@ -42,7 +42,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { Redis } from "ioredis";
-import { authHeader, call as apiCall, encode, sleep, waitForHttp, type BenchUser, type Reply } from "./http-client.ts";
+import { authHeader, call as apiCall, encode, percentile, pool, sleep, waitForHttp, type BenchUser, type Reply } from "./http-client.ts";
 import { dropPgSchema } from "./pg-schema.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -150,24 +150,6 @@ async function ok(user: User | null, method: string, urlPath: string, params: Re
   return body;
 }
 
-async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
 const f1 = (n: number) => n.toFixed(1);
 const f0 = (n: number) => n.toFixed(0);
