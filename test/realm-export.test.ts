@@ -124,14 +124,23 @@ let ids: Record<string, number>;
 let publicUpload: { url: string; pathId: string };
 let privateUpload: { url: string; pathId: string };
 
-async function upload(user: TestUser, name: string, content: string): Promise<{ url: string; pathId: string }> {
+/** A multipart POST of one file to `urlPath` (under /api/v1), asserting success. */
+async function postFile(user: TestUser, urlPath: string, name: string, content: string | Buffer, type: string): Promise<Json> {
   const form = new FormData();
-  form.append("file", new Blob([content], { type: "text/plain" }), name);
-  const response = await fetch(`${t.url}/api/v1/user_uploads`, { method: "POST", body: form, headers: { authorization: basicAuth(user.email, user.apiKey) } });
+  form.append("file", new Blob([typeof content === "string" ? content : new Uint8Array(content)], { type }), name);
+  const response = await fetch(`${t.url}/api/v1${urlPath}`, { method: "POST", body: form, headers: { authorization: basicAuth(user.email, user.apiKey) } });
   const body = (await response.json()) as Json;
-  assert.equal(body.result, "success");
+  assert.equal(body.result, "success", JSON.stringify(body));
+  return body;
+}
+
+async function upload(user: TestUser, name: string, content: string): Promise<{ url: string; pathId: string }> {
+  const body = await postFile(user, "/user_uploads", name, content, "text/plain");
   return { url: body.url, pathId: (body.url as string).slice("/user_uploads/".length) };
 }
+
+// A 1×1 PNG.
+const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64");
 
 before(async () => {
   t = await startTestApp();
@@ -140,6 +149,10 @@ before(async () => {
   const priv = await newChannel(u().owner, [u().member], { invite_only: true });
   publicUpload = await upload(u().member, "public-notes.txt", "public file contents");
   privateUpload = await upload(u().owner, "private-notes.txt", "private file contents");
+  await postFile(u().member, "/realm/emoji/export_emoji", "emoji.png", PNG, "image/png");
+  await postFile(u().member, "/users/me/avatar", "avatar.png", PNG, "image/png");
+  // Hidden from everyone: a public export does not have it.
+  assertSuccess(await t.api(u().moderator, "PATCH", "/settings", { email_address_visibility: 4 }));
   ids = {
     publicChannel: pub.id,
     privateChannel: priv.id,
@@ -290,6 +303,10 @@ describe("a public export", () => {
     const owner = users.find((x) => x.id === u().owner.id);
     assert.equal(owner.delivery_email, "owner@example.com");
     assert.equal(owner.role, 100);
+    const moderator = users.find((x) => x.id === u().moderator.id);
+    assert.notEqual(moderator.delivery_email, u().moderator.email);
+    assert.equal(moderator.delivery_email, moderator.email);
+    assert.equal(users.find((x) => x.id === u().member.id).delivery_email, u().member.email);
     for (const x of users) {
       assert.equal(x.api_key, undefined);
       assert.equal(x.password, undefined);
@@ -340,7 +357,24 @@ describe("a public export", () => {
     );
     assert.equal(files.get(`uploads/${publicUpload.pathId}`)?.toString("utf8"), "public file contents");
     assert.equal(files.get(`uploads/${privateUpload.pathId}`), undefined);
-    for (const area of ["avatars", "emoji"]) assert.deepEqual(jsonOf(files, `${area}/records.json`), []);
+    // The custom emoji's image, and the member's uploaded avatar (original and both sizes).
+    const realmData = jsonOf(files, "realm.json");
+    const emoji = (realmData.zerver_realmemoji as Json[]).find((e) => e.name === "export_emoji");
+    assert.equal(emoji.author, u().member.id);
+    const emojiRecords = jsonOf(files, "emoji/records.json") as Json[];
+    assert.deepEqual(
+      emojiRecords.map((r) => [r.path, r.file_name, r.name, r.user_profile_id]),
+      [[`${t.realm.id}/emoji/images/${emoji.file_name}`, emoji.file_name, "export_emoji", u().member.id]],
+    );
+    assert.deepEqual(files.get(`emoji/${emojiRecords[0].path}`), PNG);
+    const avatarRecords = jsonOf(files, "avatars/records.json") as Json[];
+    assert.deepEqual(
+      avatarRecords.map((r) => r.user_profile_id),
+      [u().member.id, u().member.id, u().member.id],
+    );
+    assert.ok(avatarRecords.some((r) => /\.original$/.test(r.path)));
+    for (const r of avatarRecords) assert.equal(files.get(`avatars/${r.path}`)?.length, r.size);
+    assert.equal((realmData.zerver_userprofile as Json[]).find((x) => x.id === u().member.id).avatar_source, "U");
   });
 
   test("the download is for administrators only", async () => {
@@ -379,6 +413,7 @@ describe("a full export with consent", () => {
     assert.deepEqual(sortedIds(members), sortedIds([u().owner.id, u().member.id]));
     const owner = (realm.zerver_userprofile as Json[]).find((x) => x.id === u().owner.id);
     assert.equal(owner.allow_private_data_export, true);
+    assert.equal((realm.zerver_userprofile as Json[]).find((x) => x.id === u().moderator.id).delivery_email, u().moderator.email);
     assert.equal(files.get(`uploads/${privateUpload.pathId}`)?.toString("utf8"), "private file contents");
     await setConsent(u().owner, false);
   });
