@@ -244,6 +244,23 @@ describe("requesting an export", () => {
     assert.equal((await db().selectFrom("realm_exports").select("id").executeTakeFirst()), undefined, "no export was recorded");
   });
 
+  test("more than 20 GiB of uploads: a manual export is needed", async () => {
+    await forgetExports();
+    const { id } = await db()
+      .insertInto("attachments")
+      .values({ realm_id: t.realm.id, owner_id: u().member.id, path_id: `${t.realm.id}/aa/huge/huge.bin`, file_name: "huge.bin", content_type: "application/octet-stream", size: 21 * 1024 ** 3, create_time: t.services.now() })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    try {
+      for (const exportType of [ExportType.PUBLIC, ExportType.FULL_WITH_CONSENT]) {
+        assertError(await t.api(u().owner, "POST", "/export/realm", { export_type: exportType }), 400, "BAD_REQUEST", "Please request a manual export from your server's administrator.");
+      }
+    } finally {
+      await db().deleteFrom("attachments").where("id", "=", id).execute();
+    }
+    assert.equal(await db().selectFrom("realm_exports").select("id").executeTakeFirst(), undefined);
+  });
+
   test("the weekly limit: five exports in seven days", async () => {
     await forgetExports();
     const now = t.services.now();
