@@ -29,8 +29,9 @@ import { AvatarSource, avatarStoragePaths } from "../domain/avatar.ts";
 import { emojiStoragePath } from "../domain/emoji.ts";
 import { decodeGroupSetting, type GroupSettingValue } from "../domain/group-settings.ts";
 import { dmKeyUserIds, RecipientType } from "../domain/messages.ts";
-import { ExportType, MESSAGE_CHUNK_SIZE, type ExportTypeValue } from "../domain/realm-export.ts";
+import { ExportStatus, ExportType, MESSAGE_CHUNK_SIZE, type ExportTypeValue } from "../domain/realm-export.ts";
 import { parseUserSettings, USER_SETTING_DEFAULTS } from "../domain/user-settings.ts";
+import { Role } from "../domain/roles.ts";
 import { EmailVisibility } from "../domain/users.ts";
 import type { FileStore } from "../files/store.ts";
 import type { Database, Realm, RealmExport, User } from "../storage/schema.ts";
@@ -79,13 +80,13 @@ export async function uploadSpaceBytes(db: Kysely<Database>, realmId: number): P
 
 /** Zulip's check_export_with_consent_is_usable: an owner consents, so someone's data (and an owner to import as) is in it. */
 export async function ownerConsents(db: Kysely<Database>, realmId: number): Promise<boolean> {
-  const owners = await db.selectFrom("users").select("settings").where("realm_id", "=", realmId).where("role", "=", 100).where("is_active", "=", true).where("is_bot", "=", false).execute();
+  const owners = await db.selectFrom("users").select("settings").where("realm_id", "=", realmId).where("role", "=", Role.OWNER).where("is_active", "=", true).where("is_bot", "=", false).execute();
   return owners.some((o) => parseUserSettings(o.settings).allow_private_data_export === true);
 }
 
 /** Zulip's check_public_export_is_usable: some owner's email address is visible to administrators, so it is in a public export. */
 export async function ownerEmailExportable(db: Kysely<Database>, realmId: number): Promise<boolean> {
-  const owners = await db.selectFrom("users").select("email_address_visibility").where("realm_id", "=", realmId).where("role", "=", 100).where("is_active", "=", true).where("is_bot", "=", false).execute();
+  const owners = await db.selectFrom("users").select("email_address_visibility").where("realm_id", "=", realmId).where("role", "=", Role.OWNER).where("is_active", "=", true).where("is_bot", "=", false).execute();
   return owners.some((o) => EMAIL_VISIBLE_TO_ADMINS.has(o.email_address_visibility));
 }
 
@@ -603,7 +604,7 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
 
 /** Who hears of exports and consents: active human administrators (Zulip's get_human_admin_users). */
 export async function humanAdminIds(db: Kysely<Database>, realmId: number): Promise<number[]> {
-  const rows = await db.selectFrom("users").select("id").where("realm_id", "=", realmId).where("is_active", "=", true).where("is_bot", "=", false).where("role", "<=", 200).orderBy("id").execute();
+  const rows = await db.selectFrom("users").select("id").where("realm_id", "=", realmId).where("is_active", "=", true).where("is_bot", "=", false).where("role", "<=", Role.ADMINISTRATOR).orderBy("id").execute();
   return rows.map((r) => r.id);
 }
 
@@ -621,4 +622,10 @@ export async function realmExportRow(db: Kysely<Database>, realmId: number, expo
 export async function exportsRequestedSince(db: Kysely<Database>, realmId: number, since: number): Promise<number> {
   const row = await db.selectFrom("realm_exports").select((eb) => eb.fn.countAll<number>().as("n")).where("realm_id", "=", realmId).where("date_requested", ">=", since).executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** Whether `key` is the tarball of one of the organization's finished (not deleted) exports: the only files its export URLs serve. */
+export async function isFinishedExportPath(db: Kysely<Database>, realmId: number, key: string): Promise<boolean> {
+  const row = await db.selectFrom("realm_exports").select("id").where("realm_id", "=", realmId).where("export_path", "=", key).where("status", "=", ExportStatus.SUCCEEDED).executeTakeFirst();
+  return row !== undefined;
 }

@@ -4,11 +4,12 @@
 // at its export_url, for the organization's administrators only.
 import type { FastifyInstance } from "fastify";
 import { deleteRealmExport, listExportConsents, listRealmExports, requestRealmExport } from "../actions/realm-export.ts";
-import { ExportStatus, ExportType } from "../domain/realm-export.ts";
+import { ExportType } from "../domain/realm-export.ts";
 import { isAdmin } from "../domain/roles.ts";
 import { param } from "../http/params.ts";
 import { authenticateFileRequest, defineRoute, type MethodTable } from "../http/route.ts";
 import { sendStoredFile } from "../http/stored-file.ts";
+import { isFinishedExportPath } from "../queries/realm-export.ts";
 import type { Services } from "../services.ts";
 
 export const realmExportRoutes = [
@@ -61,14 +62,7 @@ export function realmExportFileRoutes(app: FastifyInstance, services: Services, 
     const { realm_id: realmId, token, file_name: fileName } = request.params;
     if (!isAdmin(user.role)) return htmlError(reply, 403, "You are not authorized to view this file.");
     const key = `exports/${realmId}/${token}/${fileName}`;
-    const row = await services.storage.db
-      .selectFrom("realm_exports")
-      .select("id")
-      .where("realm_id", "=", realm.id)
-      .where("export_path", "=", key)
-      .where("status", "=", ExportStatus.SUCCEEDED)
-      .executeTakeFirst();
-    const file = row ? await services.files.open(key) : undefined;
+    const file = (await isFinishedExportPath(services.storage.db, realm.id, key)) ? await services.files.open(key) : undefined;
     if (!file) return htmlError(reply, 404, "This file does not exist or has been deleted.");
     return sendStoredFile(request, reply, file, {
       "content-type": "application/gzip",
