@@ -215,6 +215,21 @@ describe("consents", () => {
     await setConsent(u().member, false);
     assert.deepEqual(t.eventsFor(u().owner.id, "realm_export_consent"), [{ type: "realm_export_consent", user_id: u().member.id, consented: false }]);
   });
+
+  test("through real event queues: an administrator's gets the event, a member's does not", async () => {
+    const adminQueue = (await t.register(u().admin, { event_types: ["realm_export_consent"] })).queue_id as string;
+    const memberQueue = (await t.register(u().member, { event_types: ["realm_export_consent"] })).queue_id as string;
+    await setConsent(u().guest, true);
+    await setConsent(u().guest, false);
+    assert.deepEqual(
+      (await t.queuedEvents(u().admin, adminQueue)).map(({ id: _id, ...rest }: Json) => rest),
+      [
+        { type: "realm_export_consent", user_id: u().guest.id, consented: true },
+        { type: "realm_export_consent", user_id: u().guest.id, consented: false },
+      ],
+    );
+    assert.deepEqual(await t.queuedEvents(u().member, memberQueue), []);
+  });
 });
 
 describe("requesting an export", () => {
