@@ -26,6 +26,7 @@ import { reactionRoutes } from "./routes/reactions.ts";
 import { messageReportRoutes } from "./routes/message-reports.ts";
 import { submessageRoutes } from "./routes/submessages.ts";
 import { realmEmojiFileRoutes, realmEmojiRoutes } from "./routes/realm-emoji.ts";
+import { realmExportFileRoutes, realmExportRoutes } from "./routes/realm-export.ts";
 import { scheduledMessageRoutes } from "./routes/scheduled-messages.ts";
 import { savedSnippetsRoutes } from "./routes/saved-snippets.ts";
 import { navigationViewsRoutes } from "./routes/navigation-views.ts";
@@ -76,6 +77,7 @@ export const API_ROUTES: readonly Route[] = [
   ...submessageRoutes,
   ...messageReportRoutes,
   ...realmEmojiRoutes,
+  ...realmExportRoutes,
   ...avatarRoutes,
   ...scheduledMessageRoutes,
   ...savedSnippetsRoutes,
@@ -287,6 +289,7 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
   uploadFileRoutes(app, services, methods);
   externalContentRoutes(app, services, methods);
   realmEmojiFileRoutes(app, services, methods);
+  realmExportFileRoutes(app, services, methods);
   joinPageRoutes(app, services, methods);
   passwordResetPageRoutes(app, services, methods);
   emailUnsubscribeRoutes(app, services, methods);

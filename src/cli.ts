@@ -2,6 +2,8 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { randomPassword } from "./actions/credentials.ts";
 import { createRealm, RealmExistsError } from "./actions/realm.ts";
+import { exportRealmToFile } from "./actions/realm-export.ts";
+import { ExportType } from "./domain/realm-export.ts";
 import { createUser } from "./actions/users.ts";
 import { describeBackends } from "./backends.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
@@ -26,6 +28,10 @@ Commands:
   move-uploads --to local|database [--delete-source]
                               Copy every uploaded file, avatar, emoji and icon to that
                               file store (from the other), checking each copy
+  export <output.tar.gz> [--public | --consent | --full]
+                              Write the organization's data as a Zulip export tarball:
+                              public data only, members' private data where they consented,
+                              or everything (--full, the default)
 
 Configuration comes from the environment: PORT, HOST, DATA_DIR, DATABASE_URL,
 PG_SCHEMA, REDIS_URL, REDIS_KEY_PREFIX, UPLOAD_STORAGE, EXTERNAL_URL, FAKE_EMAIL_DOMAIN, LOG_LEVEL, PARLEY_DEV_MODE,
@@ -232,6 +238,28 @@ async function moveUploadsCommand(args: string[]): Promise<number> {
   });
 }
 
+/** `parley export`: the organization's export tarball, written to a file with progress on stdout. */
+async function exportCommand(args: string[]): Promise<void> {
+  const options = { public: { type: "boolean" }, consent: { type: "boolean" }, full: { type: "boolean" } } as const;
+  const parsed = (() => {
+    try {
+      return parseArgs({ args, options, strict: true, allowPositionals: true });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  })();
+  const { values: v, positionals } = parsed;
+  if (positionals.length !== 1 || positionals[0] === "") throw new UsageError("export needs one output file, such as export.tar.gz");
+  if ([v.public, v.consent, v.full].filter((x) => x === true).length > 1) throw new UsageError("give at most one of --public, --consent and --full");
+  const type = v.public === true ? ExportType.PUBLIC : v.consent === true ? ExportType.FULL_WITH_CONSENT : ExportType.FULL_WITHOUT_CONSENT;
+  const output = positionals[0]!;
+  await withServices(async (services) => {
+    const realm = await requireRealm(services);
+    const stats = await exportRealmToFile(services, realm, type, output, (what) => process.stdout.write(`wrote ${what}\n`));
+    process.stdout.write(`Exported ${stats.messages} messages in ${stats.messageFiles} files, ${stats.attachments} attachments and ${stats.files} files to ${output}\n`);
+  });
+}
+
 async function migrate(): Promise<void> {
   await withServices(async () => {
     process.stdout.write("Database is up to date.\n");
@@ -260,6 +288,9 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case "move-uploads":
         return await moveUploadsCommand(args);
+      case "export":
+        await exportCommand(args);
+        return 0;
       case "help":
       case "--help":
       case "-h":

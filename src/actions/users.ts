@@ -3,6 +3,7 @@
 // Rules that read before they write (the last owner, the groups of a role)
 // lock the organization first and re-read their target inside the
 // transaction, so concurrent requests cannot both pass a check.
+import { queueExportConsentEvent } from "./realm-export.ts";
 import type { Kysely, Transaction } from "kysely";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { isAdmin, isOwner, Role } from "../domain/roles.ts";
@@ -503,6 +504,8 @@ async function settingSideEffects(trx: Trx, services: Services, pending: Pending
   if (name === "enable_drafts_synchronization" && value === false) await discardAllDrafts(trx, user.id);
   // Invisible mode on or off: everyone who may see the user sees the change at once.
   if (name === "presence_enabled") await presenceEnabledChanged(trx, services, pending, realm, user, value === true);
+  // Administrators' consent list (GET /export/realm/consents) follows the change.
+  if (name === "allow_private_data_export") await queueExportConsentEvent(trx, pending, realm.id, user.id, value === true);
 }
 
 /**

@@ -84,3 +84,17 @@ export interface MissedMessageEmailJob {
 export function missedMessageEmailJobKey(userId: number): string {
   return `missed_message_email:${userId}`;
 }
+
+/** Write an organization export's tarball into the file store (Zulip's deferred_work realm_export); one attempt. */
+export const REALM_EXPORT_JOB = "realm_export";
+export interface RealmExportJob {
+  realm_id: number;
+  export_id: number;
+}
+
+/** Delete a finished export's tarball when its retention period ends (run_at = then). */
+export const REALM_EXPORT_EXPIRE_JOB = "realm_export_expire";
+export interface RealmExportExpireJob {
+  realm_id: number;
+  export_id: number;
+}

@@ -486,6 +486,24 @@ export interface StoredFileTable {
   created_at: number;
 }
 
+/** An organization data export (migration 0029 says what each column means). */
+export interface RealmExportTable {
+  id: Generated<number>;
+  realm_id: number;
+  acting_user_id: number | null;
+  type: number;
+  status: number;
+  date_requested: number;
+  date_started: ColumnType<number | null, number | null | undefined, number | null>;
+  date_succeeded: ColumnType<number | null, number | null | undefined, number | null>;
+  date_failed: ColumnType<number | null, number | null | undefined, number | null>;
+  date_deleted: ColumnType<number | null, number | null | undefined, number | null>;
+  export_path: ColumnType<string | null, string | null | undefined, string | null>;
+  tarball_size_bytes: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export type RealmExport = Selectable<RealmExportTable>;
+
 /** One piece of a stored file's contents (migration 0025). */
 export interface StoredFileChunkTable {
   file_id: number;
@@ -618,6 +636,7 @@ export interface Database {
   link_previews: LinkPreviewTable;
   stored_files: StoredFileTable;
   stored_file_chunks: StoredFileChunkTable;
+  realm_exports: RealmExportTable;
 }
 
 /**
