@@ -19,7 +19,7 @@ import type { Realm, User } from "../src/storage/schema.ts";
 import { openServices, startServer, type RunningServer } from "../src/server.ts";
 import type { Services } from "../src/services.ts";
 import type { JobRunner } from "../src/jobs/runner.ts";
-import { MISSED_MESSAGE_EMAIL_JOB } from "../src/jobs/names.ts";
+import { DIGEST_CHECK_JOB, MISSED_MESSAGE_EMAIL_JOB } from "../src/jobs/names.ts";
 import { jobRunnerFor } from "../src/workers/index.ts";
 
 export interface TestUser {
@@ -447,8 +447,9 @@ export const sortedIds = (ids: readonly number[]): number[] => [...ids].sort((a,
 
 /**
  * Resolves once no background job (of `names`, or any) is queued, running or waiting for a retry: failed
- * ones are over. Without `names`, a missed-message email batch waiting for its period to end (by default
- * 120 s after the message) counts as settled: nothing happens to it until the clock moves on.
+ * ones are over. Without `names`, jobs waiting for the clock count as settled: a missed-message email batch
+ * waiting for its period to end (by default 120 s after the message), and the daily digest check every
+ * server queues for its hour. Nothing happens to them until the clock moves on.
  */
 export async function jobsSettled(services: Services, names?: readonly string[], timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -457,7 +458,7 @@ export async function jobsSettled(services: Services, names?: readonly string[],
     if (names) query = query.where("name", "in", [...names]);
     else {
       const now = services.nowMs();
-      query = query.where((eb) => eb.not(eb.and([eb("name", "=", MISSED_MESSAGE_EMAIL_JOB), eb("status", "=", "queued"), eb("run_at", ">", now)])));
+      query = query.where((eb) => eb.not(eb.and([eb("name", "in", [MISSED_MESSAGE_EMAIL_JOB, DIGEST_CHECK_JOB]), eb("status", "=", "queued"), eb("run_at", ">", now)])));
     }
     const { n } = await query.executeTakeFirstOrThrow();
     if (Number(n) === 0 && (services.jobs?.busy ?? 0) === 0) {

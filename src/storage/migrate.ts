@@ -31,6 +31,7 @@ import * as m0025 from "./migrations/0025_jobs.ts";
 import * as m0026 from "./migrations/0026_stored_files.ts";
 import * as m0027 from "./migrations/0027_outgoing_webhooks_on_jobs.ts";
 import * as m0028 from "./migrations/0028_missed_message_emails.ts";
+import * as m0029 from "./migrations/0029_digest_emails.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -71,6 +72,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0026_stored_files": m0026,
   "0027_outgoing_webhooks_on_jobs": m0027,
   "0028_missed_message_emails": m0028,
+  "0029_digest_emails": m0029,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {

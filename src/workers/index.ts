@@ -4,6 +4,7 @@
 import { LINK_PREVIEWS_JOB, OUTGOING_WEBHOOK_JOB, SCHEDULED_MESSAGE_JOB } from "../jobs/names.ts";
 import { JobRunner } from "../jobs/runner.ts";
 import type { Services } from "../services.ts";
+import { registerDigestWorkers } from "./digest-emails.ts";
 import { linkPreviewsWorker } from "./link-previews.ts";
 import { registerMissedMessageEmailWorkers } from "./missed-message-emails.ts";
 import { outgoingWebhookWorker } from "./outgoing-webhooks.ts";
@@ -17,6 +18,7 @@ export function jobRunnerFor(services: Services, log: (error: unknown, what: str
   runner.register(LINK_PREVIEWS_JOB, linkPreviewsWorker(services));
   runner.register(OUTGOING_WEBHOOK_JOB, outgoingWebhookWorker(services, log));
   registerMissedMessageEmailWorkers(runner, services, log);
+  registerDigestWorkers(runner, services, log);
   // Without a push service, push jobs are never queued (and none are run).
   if (services.config.pushServiceUrl !== undefined) registerPushWorkers(runner, services);
   return runner;
