@@ -252,6 +252,23 @@ describe("weekly digest emails", () => {
     assert.equal(await lastDigestOf(person), undefined);
   });
 
+  test("with message content hidden, counts instead of conversations", async () => {
+    const hidden = await t.createUser(uniqueName("Hidden"));
+    assertSuccess(await t.api(hidden, "PATCH", "/settings", { message_content_in_email_notifications: false }));
+    offset += 3 * DAY;
+    const channel = await newChannel({ members: [hidden] });
+    await say(t.users.owner, channel, "secret", "classified words");
+    await say(t.users.member, channel, "secret", "more classified words");
+    await daysPassUntilDigestDay(3);
+    await checkRuns();
+    const [mail] = digestsTo(hidden);
+    assert.ok(mail);
+    // Two messages by people (the Notification Bot's do not count), and the new channel.
+    assert.match(mail.text ?? "", /You have 2 new messages, and there are 1 new channels in Test Org\./);
+    assert.match(mail.text ?? "", /you have chosen to hide message content/);
+    assert.doesNotMatch(`${mail.text ?? ""}${String(mail.html)}`, /classified|secret/);
+  });
+
   test("no email when there is nothing to tell", async () => {
     const quiet = await t.createUser(uniqueName("Quiet"));
     // Nothing new in the last five days: the channels and messages of the cases before are older.
