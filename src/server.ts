@@ -13,6 +13,7 @@ import { openStorage, type Storage } from "./storage/database.ts";
 import { migrateToLatest } from "./storage/migrate.ts";
 import { renderDescription } from "./queries/markdown-context.ts";
 import { clockMs, unixNow, type Services } from "./services.ts";
+import { ensureDigestCheck } from "./workers/digest-emails.ts";
 import { jobRunnerFor } from "./workers/index.ts";
 
 export async function openConfiguredStorage(config: Config): Promise<Storage> {
@@ -97,6 +98,8 @@ export async function startServer(services: Services): Promise<RunningServer> {
   // network blip: a deep accept queue (the kernel caps it at somaxconn).
   const address = await app.listen({ host: services.config.host, port: services.config.port, backlog: 4096 });
   services.jobs = jobRunnerFor(services, (error, what) => app.log.warn({ err: error }, what));
+  // The daily digest check is a chain of jobs: the first process to start with none queued begins it.
+  await ensureDigestCheck(services);
   services.jobs.start();
   services.apiLimiter.onUnavailable = (error, uncounted) =>
     app.log.warn({ err: error, uncountedCalls: uncounted }, "rate limits not counted (Redis unreachable): calls are let through");

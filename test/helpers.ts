@@ -19,7 +19,7 @@ import type { Realm, User } from "../src/storage/schema.ts";
 import { openServices, startServer, type RunningServer } from "../src/server.ts";
 import type { Services } from "../src/services.ts";
 import type { JobRunner } from "../src/jobs/runner.ts";
-import { MISSED_MESSAGE_EMAIL_JOB, REALM_EXPORT_EXPIRE_JOB } from "../src/jobs/names.ts";
+import { DIGEST_CHECK_JOB, MISSED_MESSAGE_EMAIL_JOB, REALM_EXPORT_EXPIRE_JOB } from "../src/jobs/names.ts";
 import { jobRunnerFor } from "../src/workers/index.ts";
 
 export interface TestUser {
@@ -447,9 +447,10 @@ export const sortedIds = (ids: readonly number[]): number[] => [...ids].sort((a,
 
 /**
  * Jobs queued to run at a time of their own, which nothing hastens: a missed-message email batch waiting for
- * its period to end (by default 120 s after the message), an export's deletion after its retention.
+ * its period to end (by default 120 s after the message), the daily digest check every server queues for its
+ * hour, an export's deletion after its retention.
  */
-const JOBS_WAITING_FOR_THEIR_TIME = [MISSED_MESSAGE_EMAIL_JOB, REALM_EXPORT_EXPIRE_JOB];
+const JOBS_WAITING_FOR_THEIR_TIME = [MISSED_MESSAGE_EMAIL_JOB, DIGEST_CHECK_JOB, REALM_EXPORT_EXPIRE_JOB];
 
 /**
  * Resolves once no background job (of `names`, or any) is queued, running or waiting for a retry: failed

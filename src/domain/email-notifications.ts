@@ -10,6 +10,7 @@ import { plainTextOf } from "./push.ts";
 export const UNSUBSCRIBE_TYPES = {
   missed_messages: "enable_offline_email_notifications",
   followed_topics: "enable_followed_topic_email_notifications",
+  digest: "enable_digest_emails",
 } as const;
 export type UnsubscribeType = keyof typeof UNSUBSCRIBE_TYPES;
 

@@ -98,3 +98,25 @@ export interface RealmExportExpireJob {
   realm_id: number;
   export_id: number;
 }
+
+/**
+ * The daily digest check (Zulip's enqueue_digest_emails cron): on each
+ * organization's digest weekday, queue DIGEST_EMAIL_JOBs for the users owed a
+ * digest. Each check queues the next day's, in its own transaction; one keyed
+ * chain for the whole cluster (workers/digest-emails.ts).
+ */
+export const DIGEST_CHECK_JOB = "digest_check";
+export const DIGEST_CHECK_JOB_KEY = "digest_check";
+export interface DigestCheckJob {
+  /** The UTC day (YYYY-MM-DD) the check was scheduled for: for people reading the queue; the check does the day it runs on. */
+  day: string;
+}
+
+/** Build and send the digests of some users of one organization (Zulip's digest_emails queue, 30 users an event). */
+export const DIGEST_EMAIL_JOB = "digest_email";
+export interface DigestEmailJob {
+  realm_id: number;
+  user_ids: number[];
+  /** UNIX seconds: the digest covers what happened after it. */
+  cutoff: number;
+}

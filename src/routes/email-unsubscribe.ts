@@ -15,6 +15,7 @@ const PATH = "/accounts/unsubscribe/:type/:token";
 const DESCRIPTIONS: Record<UnsubscribeType, string> = {
   missed_messages: "emails about direct messages and mentions you missed",
   followed_topics: "emails about new messages in topics you follow",
+  digest: "digest emails",
 };
 
 type UnsubscribeRequest = FastifyRequest<{ Params: { type: string; token: string } }>;

@@ -32,6 +32,7 @@ import * as m0026 from "./migrations/0026_stored_files.ts";
 import * as m0027 from "./migrations/0027_outgoing_webhooks_on_jobs.ts";
 import * as m0028 from "./migrations/0028_missed_message_emails.ts";
 import * as m0029 from "./migrations/0029_realm_exports.ts";
+import * as m0030 from "./migrations/0030_digest_emails.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -73,6 +74,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0027_outgoing_webhooks_on_jobs": m0027,
   "0028_missed_message_emails": m0028,
   "0029_realm_exports": m0029,
+  "0030_digest_emails": m0030,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {

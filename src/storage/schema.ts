@@ -537,6 +537,21 @@ export interface MissedMessageEmailTable {
   scheduled_at: number;
 }
 
+/** A UTC day whose digest check ran (migration 0029). */
+export interface DigestDayTable {
+  /** YYYY-MM-DD. */
+  day: string;
+  /** UNIX milliseconds. */
+  checked_at: number;
+}
+
+/** When a user was last sent a digest (migration 0029). */
+export interface UserDigestTable {
+  user_id: number;
+  /** UNIX seconds; PostgreSQL's bigint reads back as a string: read it through Number(). */
+  last_sent_at: number;
+}
+
 export interface LoginFailureTable {
   key: string;
   window_start: number;
@@ -633,6 +648,8 @@ export interface Database {
   bot_config: BotConfigTable;
   jobs: JobTable;
   missed_message_emails: MissedMessageEmailTable;
+  digest_days: DigestDayTable;
+  user_digests: UserDigestTable;
   link_previews: LinkPreviewTable;
   stored_files: StoredFileTable;
   stored_file_chunks: StoredFileChunkTable;

@@ -4,6 +4,7 @@
 import { LINK_PREVIEWS_JOB, OUTGOING_WEBHOOK_JOB, REALM_EXPORT_EXPIRE_JOB, REALM_EXPORT_JOB, SCHEDULED_MESSAGE_JOB } from "../jobs/names.ts";
 import { JobRunner } from "../jobs/runner.ts";
 import type { Services } from "../services.ts";
+import { registerDigestWorkers } from "./digest-emails.ts";
 import { linkPreviewsWorker } from "./link-previews.ts";
 import { registerMissedMessageEmailWorkers } from "./missed-message-emails.ts";
 import { outgoingWebhookWorker } from "./outgoing-webhooks.ts";
@@ -20,6 +21,7 @@ export function jobRunnerFor(services: Services, log: (error: unknown, what: str
   registerMissedMessageEmailWorkers(runner, services, log);
   runner.register(REALM_EXPORT_JOB, realmExportWorker(services, log));
   runner.register(REALM_EXPORT_EXPIRE_JOB, realmExportExpireWorker(services));
+  registerDigestWorkers(runner, services, log);
   // Without a push service, push jobs are never queued (and none are run).
   if (services.config.pushServiceUrl !== undefined) registerPushWorkers(runner, services);
   return runner;
