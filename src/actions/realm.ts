@@ -11,6 +11,7 @@ import { getDefaultRealm } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
 import { hashPassword } from "./credentials.ts";
+import type { Trx } from "./transaction.ts";
 import { insertUser } from "./users.ts";
 
 /** Server-owned bots every organization has; addresses as in Zulip. */
@@ -37,10 +38,31 @@ export async function createRealm(services: Services, input: CreateRealmInput): 
   const now = services.now();
 
   return services.storage.db.transaction().execute(async (trx) => {
+    const { realm } = await insertRealm(trx, services, { name, description: "", dateCreated: now });
+    const owner = await insertUser(trx, services, realm, {
+      email: input.ownerEmail.trim(),
+      fullName: ownerFullName,
+      passwordHash,
+      role: Role.OWNER,
+    });
+    return { realm, owner };
+  });
+}
+
+/**
+ * The organization's rows inside the caller's transaction: the realm, its
+ * system groups, its settings and its system bots. createRealm adds the
+ * owner; the Zulip import adds the exported users.
+ */
+export async function insertRealm(
+  trx: Trx,
+  services: Services,
+  input: { name: string; description: string; dateCreated: number },
+): Promise<{ realm: Realm; groupIds: Map<SystemGroupName, number> }> {
     if (await getDefaultRealm(trx)) throw new RealmExistsError("this server already has an organization");
     const { id: realmId } = await trx
       .insertInto("realms")
-      .values({ string_id: "", name, description: "", date_created: now, settings: "{}" })
+      .values({ string_id: "", name: input.name, description: input.description, date_created: input.dateCreated, settings: "{}" })
       .returning("id")
       .executeTakeFirstOrThrow();
 
@@ -85,12 +107,5 @@ export async function createRealm(services: Services, input: CreateRealmInput): 
         isSystemBot: true,
       });
     }
-    const owner = await insertUser(trx, services, realm, {
-      email: input.ownerEmail.trim(),
-      fullName: ownerFullName,
-      passwordHash,
-      role: Role.OWNER,
-    });
-    return { realm, owner };
-  });
+    return { realm, groupIds };
 }
