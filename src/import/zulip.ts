@@ -3,16 +3,19 @@
 // zerver/lib/import_realm.py does: every row gets a new ID from Parley's own
 // sequences, content is re-rendered, links to old IDs are rewritten, and the
 // whole import is one transaction (files written are removed on failure).
+import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { insertRealm } from "../actions/realm.ts";
 import { insertUser } from "../actions/users.ts";
 import { CHANNEL_GROUP_SETTING_DEFAULTS, CHANNEL_GROUP_SETTING_NAMES, type ChannelGroupSettingName } from "../domain/channels.ts";
+import { emojiStoragePath, isEmojiFileName } from "../domain/emoji.ts";
 import { encodeGroupSetting } from "../domain/group-settings.ts";
 import { isRole, Role } from "../domain/roles.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { uploadUrl } from "../domain/uploads.ts";
+import { checkUserSetting, USER_SETTING_NAMES } from "../domain/user-settings.ts";
 import { renderDescription } from "../queries/markdown-context.ts";
 import type { Services } from "../services.ts";
 import { findRoot, ImportFormatError, readJson, readJsonIfPresent, unpackTarball } from "./tarball.ts";
@@ -37,6 +40,20 @@ function mergeKnown(target: Record<string, unknown>, source: Row, skip: (key: st
   return out;
 }
 
+/** The personal settings of a Zulip user that Parley has, each checked as the settings endpoint checks it. */
+function userSettings(stored: Record<string, unknown>, u: Row): Record<string, unknown> {
+  const out = { ...stored };
+  for (const name of USER_SETTING_NAMES) {
+    if (u[name] === undefined || u[name] === null) continue;
+    try {
+      out[name] = checkUserSetting(name, u[name]);
+    } catch {
+      // A value Parley does not offer keeps the organization's default.
+    }
+  }
+  return out;
+}
+
 export interface ZulipImportResult {
   realmId: number;
   counts: Map<string, number>;
@@ -48,14 +65,15 @@ export async function importZulip(services: Services, tarball: string, log: (lin
     log(`Unpacking ${tarball}: ${await unpackTarball(tarball, dir)} files`);
     const root = await findRoot(dir, "realm.json");
     const tables = await readJson<Tables>(path.join(root, "realm.json"));
-    let writer: ImportWriter | undefined;
+    const started: { writer?: ImportWriter } = {};
     try {
       return await services.storage.db.transaction().execute(async (trx) => {
-        writer = await importRows(services, trx, root, tables, log);
+        const writer = await importRows(services, trx, root, tables, log, started);
         return { realmId: writer.realm.id, counts: writer.counts };
       });
     } catch (error) {
-      await writer?.removeFiles();
+      // The rows are rolled back; the files the store already has go too, so that a retry starts clean.
+      await started.writer?.removeFiles();
       throw error;
     }
   } finally {
@@ -68,7 +86,14 @@ function table(tables: Tables, ...names: string[]): Row[] {
   return [];
 }
 
-async function importRows(services: Services, trx: Parameters<typeof insertRealm>[0], root: string, tables: Tables, log: (line: string) => void): Promise<ImportWriter> {
+async function importRows(
+  services: Services,
+  trx: Parameters<typeof insertRealm>[0],
+  root: string,
+  tables: Tables,
+  log: (line: string) => void,
+  started: { writer?: ImportWriter },
+): Promise<ImportWriter> {
   const zrealm = table(tables, "zerver_realm")[0];
   if (!zrealm) throw new ImportFormatError("realm.json has no zerver_realm row");
 
@@ -89,6 +114,7 @@ async function importRows(services: Services, trx: Parameters<typeof insertRealm
     .where("id", "=", realm.id)
     .execute();
   const w = new ImportWriter(services, trx, { ...realm, settings: JSON.stringify(settings) }, log);
+  started.writer = w;
   w.count("realm");
   w.progress("realm");
 
@@ -123,7 +149,7 @@ async function importRows(services: Services, trx: Parameters<typeof insertRealm
       .set({
         is_active: u.is_active !== false,
         date_joined: seconds(u.date_joined ?? services.now()),
-        settings: JSON.stringify(mergeKnown(stored, u)),
+        settings: JSON.stringify(userSettings(stored, u)),
       })
       .where("id", "=", user.id)
       .execute();
@@ -264,8 +290,13 @@ async function importRows(services: Services, trx: Parameters<typeof insertRealm
   // Custom emoji: emoji/records.json names the files; Parley keeps them under avatars/<realm>/emoji/images/.
   const emojiRecords = await readJsonIfPresent<Row[]>(path.join(root, "emoji", "records.json"), []);
   for (const e of emojiRecords) {
-    const fileName = path.basename(String(e.file_name));
-    await w.putFile(`avatars/${realm.id}/emoji/images/${fileName}`, path.join(root, "emoji", String(e.path)));
+    // Parley's emoji file names are random hex and a known image extension (domain/emoji.ts).
+    const fileName = `${crypto.randomBytes(8).toString("hex")}${path.extname(String(e.file_name)).toLowerCase()}`;
+    if (!isEmojiFileName(fileName)) {
+      log(`skipped custom emoji :${String(e.name)}:: not an image type Parley serves (${String(e.file_name)})`);
+      continue;
+    }
+    await w.putFile(emojiStoragePath(realm.id, fileName), path.join(root, "emoji", String(e.path)));
     const { id } = await trx
       .insertInto("realm_emoji")
       .values({ realm_id: realm.id, author_id: w.mapped("users", e.author as number | null) ?? null, name: String(e.name), file_name: fileName, deactivated: e.deactivated === true, date_created: services.now() })
@@ -335,6 +366,7 @@ async function importRows(services: Services, trx: Parameters<typeof insertRealm
     for (const r of table(chunk, "zerver_reaction")) reactions.push(r);
     log(`${file}: messages ${w.counts.get("messages") ?? 0}`);
   }
+  w.progress("messages");
   w.progress("user_messages");
 
   for (const r of reactions) {
