@@ -21,6 +21,8 @@ const TOP = "zulip-export-q1w2e3";
 const NOTES = "These are the meeting notes.\n";
 const PARROT = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
 
+const AVATAR = Buffer.from("89504e470d0a1a0a00000000avatar", "utf8");
+
 type Row = Record<string, unknown>;
 
 function realmJson(): Record<string, Row[]> {
@@ -110,6 +112,14 @@ function realmJson(): Record<string, Row[]> {
       { id: 2, message: 1002, user_profile: 21, emoji_name: "parrot", emoji_code: "70", reaction_type: "realm_emoji" },
     ],
     zerver_usertopic: [{ id: 1, user_profile: 21, stream: 30, recipient: 40, topic_name: "greetings", last_updated: 1600000500, visibility_policy: 1 }],
+    zerver_customprofilefield: [
+      { id: 90, realm: 7, name: "Team", hint: "Which team", field_type: 1, field_data: "", order: 1, display_in_profile_summary: true, required: false, editable_by_user: true },
+      { id: 91, realm: 7, name: "Mentor", hint: "", field_type: 6, field_data: "", order: 2, display_in_profile_summary: false, required: false, editable_by_user: true },
+    ],
+    zerver_customprofilefieldvalue: [
+      { id: 1, user_profile: 21, field: 90, value: "**Support**", rendered_value: "<p>untrusted</p>" },
+      { id: 2, user_profile: 21, field: 91, value: "[20]", rendered_value: null },
+    ],
     zerver_realmemoji: [{ id: 70, realm: 7, name: "parrot", file_name: "parrot.png", author: 20, deactivated: false }],
   };
 }
@@ -157,7 +167,10 @@ async function writeExport(t: TestContext, change: (files: Map<string, string | 
     ["uploads/7/ab/xyz/notes.txt", NOTES],
     ["emoji/records.json", JSON.stringify([{ id: 70, realm_id: 7, name: "parrot", file_name: "parrot.png", path: "7/emoji/images/parrot.png", s3_path: "7/emoji/images/parrot.png", author: 20, deactivated: false }])],
     ["emoji/7/emoji/images/parrot.png", PARROT],
-    ["avatars/records.json", JSON.stringify([])],
+    ["avatars/records.json", JSON.stringify(["7/0123abcd.png", "7/0123abcd-medium.png", "7/0123abcd.original"].map((p) => ({ path: p, s3_path: p, realm_id: 7, user_profile_id: 21, user_profile_email: "hamlet@zulip.example", size: AVATAR.length })))],
+    ["avatars/7/0123abcd.png", AVATAR],
+    ["avatars/7/0123abcd-medium.png", AVATAR],
+    ["avatars/7/0123abcd.original", AVATAR],
   ]);
   change(files);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "zulip-export-"));
@@ -193,7 +206,7 @@ test("a Zulip export is imported: users, channels, subscriptions, groups, messag
   const lines: string[] = [];
   await importZulip(services, await writeExport(t), (line) => lines.push(line));
   const log = lines.join("\n");
-  for (const expected of ["users: 5", "channels: 2", "subscriptions: 5", "messages: 5", "user_messages: 13", "reactions: 2", "realm_emoji: 1", "attachments: 1", "user_topics: 1"]) {
+  for (const expected of ["users: 5", "channels: 2", "subscriptions: 5", "messages: 5", "user_messages: 13", "reactions: 2", "realm_emoji: 1", "attachments: 1", "user_topics: 1", "custom_profile_fields: 2", "custom_profile_field_values: 2", "avatars: 1"]) {
     assert.ok(log.includes(expected), `${expected} in\n${log}`);
   }
 
@@ -227,6 +240,21 @@ test("a Zulip export is imported: users, channels, subscriptions, groups, messag
   assert.equal(helper.is_bot, true);
   assert.equal(helper.bot_owner_id, byEmail.get("hamlet@zulip.example").user_id);
   const ids = { iago: byEmail.get("iago@zulip.example").user_id, hamlet: byEmail.get("hamlet@zulip.example").user_id, othello: byEmail.get("othello@zulip.example").user_id };
+  // Custom profile fields, re-rendered; a person picker names the new user ID.
+  const hamletProfile = (await iago(`/api/v1/users/${ids.hamlet}?include_custom_profile_fields=true`)).user.profile_data;
+  const fields = (await iago("/api/v1/realm/profile_fields")).custom_fields;
+  const team = fields.find((f: any) => f.name === "Team");
+  const mentor = fields.find((f: any) => f.name === "Mentor");
+  assert.equal(team.hint, "Which team");
+  assert.deepEqual(hamletProfile[team.id], { value: "**Support**", rendered_value: "<p><strong>Support</strong></p>" });
+  assert.deepEqual(hamletProfile[mentor.id], { value: JSON.stringify([ids.iago]) });
+  // Hamlet's uploaded avatar.
+  const avatarUrl = byEmail.get("hamlet@zulip.example").avatar_url as string;
+  assert.match(avatarUrl, /\/user_avatars\//);
+  const { pathname, search } = new URL(avatarUrl, "http://parley.test");
+  const avatar = await fetch(`${server.url}${pathname}${search}`);
+  assert.equal(avatar.status, 200);
+  assert.deepEqual(Buffer.from(await avatar.arrayBuffer()), AVATAR);
   // Passwords are not carried.
   const hashes = await db.selectFrom("users").select("password_hash").where("delivery_email", "like", "%@zulip.example").execute();
   assert.ok(hashes.every((h) => h.password_hash === null));
@@ -357,5 +385,5 @@ test("a broken export leaves the database and the file store empty, and a retry 
   const result = await importZulip(services, await writeExport(t), () => {});
   assert.equal(result.counts.get("messages"), 5);
   assert.ok(await getDefaultRealm(services.storage.db));
-  assert.equal((await storedFiles(services)).length, 2);
+  assert.equal((await storedFiles(services)).length, 5);
 });

@@ -10,13 +10,16 @@ import path from "node:path";
 import { insertRealm } from "../actions/realm.ts";
 import { insertUser } from "../actions/users.ts";
 import { CHANNEL_GROUP_SETTING_DEFAULTS, CHANNEL_GROUP_SETTING_NAMES, type ChannelGroupSettingName } from "../domain/channels.ts";
+import { AvatarSource, avatarStoragePaths, newAvatarHash } from "../domain/avatar.ts";
+import { FieldType, isRenderable } from "../domain/custom-profile-fields.ts";
 import { emojiStoragePath, isEmojiFileName } from "../domain/emoji.ts";
 import { encodeGroupSetting } from "../domain/group-settings.ts";
 import { isRole, Role } from "../domain/roles.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { uploadUrl } from "../domain/uploads.ts";
 import { checkUserSetting, USER_SETTING_NAMES } from "../domain/user-settings.ts";
-import { renderDescription } from "../queries/markdown-context.ts";
+import { renderMarkdown } from "../markdown/render.ts";
+import { markdownContextFor, renderDescription } from "../queries/markdown-context.ts";
 import type { Services } from "../services.ts";
 import { findRoot, ImportFormatError, readJson, readJsonIfPresent, unpackTarball } from "./tarball.ts";
 import { ImportWriter } from "./writer.ts";
@@ -286,6 +289,70 @@ async function importRows(
   }
   w.progress("user_groups");
   w.progress("user_group_members");
+
+  // Custom profile fields and each user's values (a person picker's value is a list of user IDs).
+  const fieldIds = new Map<number, { id: number; type: number }>();
+  for (const f of table(tables, "zerver_customprofilefield")) {
+    const { id } = await trx
+      .insertInto("custom_profile_fields")
+      .values({
+        realm_id: realm.id,
+        name: String(f.name),
+        hint: String(f.hint ?? ""),
+        field_type: num(f.field_type),
+        field_data: typeof f.field_data === "string" ? f.field_data : "",
+        sort_order: num(f.order ?? 0),
+        display_in_profile_summary: f.display_in_profile_summary === true,
+        required: f.required === true,
+        editable_by_user: f.editable_by_user !== false,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    fieldIds.set(num(f.id), { id, type: num(f.field_type) });
+    w.count("custom_profile_fields");
+  }
+  for (const v of table(tables, "zerver_customprofilefieldvalue")) {
+    const field = fieldIds.get(num(v.field));
+    const userId = w.mapped("users", v.user_profile as number);
+    if (!field || userId === undefined) continue;
+    let value = String(v.value ?? "");
+    if (field.type === FieldType.USER) {
+      const people = (JSON.parse(value) as number[]).map((old) => w.mapped("users", old)).filter((id) => id !== undefined);
+      value = JSON.stringify(people);
+    }
+    const rendered = isRenderable(field.type)
+      ? renderMarkdown(value, await markdownContextFor(trx, services.config, realm.id, value, { inlineImagePreview: false })).html
+      : null;
+    await trx.insertInto("custom_profile_field_values").values({ user_id: userId, field_id: field.id, value, rendered_value: rendered }).execute();
+    w.count("custom_profile_field_values");
+  }
+  w.progress("custom_profile_fields");
+  w.progress("custom_profile_field_values");
+
+  // Uploaded avatars (avatars/records.json: <hash>.png, <hash>-medium.png, <hash>.original per user), under a new hash.
+  const avatarRecords = await readJsonIfPresent<Row[]>(path.join(root, "avatars", "records.json"), []);
+  const avatarFiles = new Map<number, { small?: string; medium?: string; original?: string }>();
+  for (const a of avatarRecords) {
+    const userId = w.mapped("users", a.user_profile_id as number);
+    if (userId === undefined) continue;
+    const file = path.join(root, "avatars", String(a.path));
+    const entry = avatarFiles.get(userId) ?? {};
+    if (String(a.path).endsWith("-medium.png")) entry.medium = file;
+    else if (String(a.path).endsWith(".original")) entry.original = file;
+    else if (String(a.path).endsWith(".png")) entry.small = file;
+    avatarFiles.set(userId, entry);
+  }
+  for (const [userId, files] of avatarFiles) {
+    if (files.small === undefined) continue;
+    const hash = newAvatarHash(crypto.randomBytes(20));
+    const paths = avatarStoragePaths(realm.id, hash);
+    await w.putFile(paths.small, files.small);
+    await w.putFile(paths.medium, files.medium ?? files.small);
+    await w.putFile(paths.original, files.original ?? files.small);
+    await trx.updateTable("users").set({ avatar_source: AvatarSource.UPLOADED, avatar_hash: hash, avatar_version: 2 }).where("id", "=", userId).execute();
+    w.count("avatars");
+  }
+  w.progress("avatars");
 
   // Custom emoji: emoji/records.json names the files; Parley keeps them under avatars/<realm>/emoji/images/.
   const emojiRecords = await readJsonIfPresent<Row[]>(path.join(root, "emoji", "records.json"), []);
