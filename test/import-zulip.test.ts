@@ -68,6 +68,8 @@ function realmJson(): Record<string, Row[]> {
       user(24, "welcome-bot@zulip.com", "Welcome Bot", 400, { is_bot: true, bot_type: 1 }),
       user(25, "helper-bot@zulip.example", "Helper Bot", 400, { is_bot: true, bot_type: 1, bot_owner: 21 }),
     ],
+    zerver_userprofile_crossrealm: [{ id: 5, email: "notification-bot@zulip.com" }, { id: 6, email: "emailgateway@zulip.com" }],
+    zerver_userprofile_mirrordummy: [user(26, "irc-user@zulip.example", "IRC User", 400, { is_active: false })],
     zerver_stream: [
       { id: 30, realm: 7, name: "Denmark", description: "A **royal** channel", invite_only: false, is_web_public: false, history_public_to_subscribers: true, date_created: 1590000001, deactivated: false, creator: 20, recipient: 40, message_retention_days: null },
       { id: 31, realm: 7, name: "Secret", description: "", invite_only: true, is_web_public: false, history_public_to_subscribers: false, date_created: 1590000002, deactivated: false, creator: 20, recipient: 41, message_retention_days: 30 },
@@ -126,10 +128,12 @@ function realmJson(): Record<string, Row[]> {
 
 const CHUNK_1 = {
   zerver_message: [
+    { id: 1000, sender: 5, recipient: 40, realm: 7, subject: "channel events", content: "@_**Iago|20** created a new channel #**Denmark**.", date_sent: 1600000001, sending_client: 1 },
     { id: 1001, sender: 21, recipient: 40, realm: 7, subject: "greetings", content: "Hello @**Iago**! Notes: [notes.txt](/user_uploads/7/ab/xyz/notes.txt)", rendered_content: "<p>not trusted</p>", date_sent: 1600000100.5, sending_client: 1, last_edit_time: null, edit_history: null, has_attachment: true },
     { id: 1002, sender: 20, recipient: 40, realm: 7, subject: "greetings", content: "See [this](#narrow/channel/30-Denmark/topic/greetings/near/1001) :parrot:", rendered_content: "", date_sent: 1600000200, sending_client: 1, last_edit_time: 1600000250, edit_history: '[{"timestamp":1600000250,"user_id":20,"prev_content":"See"}]' },
   ],
   zerver_usermessage: [
+    { id: 14, user_profile: 20, message: 1000, flags_mask: 1 },
     { id: 1, user_profile: 20, message: 1001, flags_mask: 8 },
     { id: 2, user_profile: 21, message: 1001, flags_mask: 1 },
     { id: 3, user_profile: 22, message: 1001, flags_mask: 3 },
@@ -206,7 +210,7 @@ test("a Zulip export is imported: users, channels, subscriptions, groups, messag
   const lines: string[] = [];
   await importZulip(services, await writeExport(t), (line) => lines.push(line));
   const log = lines.join("\n");
-  for (const expected of ["users: 5", "channels: 2", "subscriptions: 5", "messages: 5", "user_messages: 13", "reactions: 2", "realm_emoji: 1", "attachments: 1", "user_topics: 1", "custom_profile_fields: 2", "custom_profile_field_values: 2", "avatars: 1"]) {
+  for (const expected of ["users: 6", "channels: 2", "subscriptions: 5", "messages: 6", "user_messages: 14", "reactions: 2", "realm_emoji: 1", "attachments: 1", "user_topics: 1", "custom_profile_fields: 2", "custom_profile_field_values: 2", "avatars: 1"]) {
     assert.ok(log.includes(expected), `${expected} in\n${log}`);
   }
 
@@ -299,9 +303,13 @@ test("a Zulip export is imported: users, channels, subscriptions, groups, messag
   const { messages } = await iago(all);
   assert.deepEqual(
     messages.map((m: any) => m.content.replace(/<[^>]+>/g, "").slice(0, 14)),
-    ["Hello @Iago! N", "See this ", "A private word", "Group plans", "Only for the f"],
+    ["Iago created a", "Hello @Iago! N", "See this ", "A private word", "Group plans", "Only for the f"],
   );
-  const [greeting, reply, dm, groupDm, secretMessage] = messages;
+  const [created, greeting, reply, dm, groupDm, secretMessage] = messages;
+  // Zulip's Notification Bot is Parley's; the silent mention names Iago's new ID.
+  assert.equal(created.sender_email, "notification-bot@zulip.com");
+  assert.match(created.content, new RegExp(`user-mention silent" data-user-id="${ids.iago}"`));
+  assert.equal(byEmail.get("irc-user@zulip.example").is_active, false);
   assert.match(greeting.content, new RegExp(`data-user-id="${ids.iago}"`));
   assert.ok(!greeting.content.includes("not trusted"));
   assert.deepEqual(greeting.flags, ["mentioned"]);
@@ -383,7 +391,7 @@ test("a broken export leaves the database and the file store empty, and a retry 
   assert.equal(await getDefaultRealm(services.storage.db), undefined);
 
   const result = await importZulip(services, await writeExport(t), () => {});
-  assert.equal(result.counts.get("messages"), 5);
+  assert.equal(result.counts.get("messages"), 6);
   assert.ok(await getDefaultRealm(services.storage.db));
   assert.equal((await storedFiles(services)).length, 5);
 });

@@ -122,7 +122,8 @@ async function importRows(
   w.progress("realm");
 
   // Users: humans first, then bots (a bot names its owner).
-  const zusers = table(tables, "zerver_userprofile");
+  // Mirror dummies are ordinary (deactivated) users here, as import_realm merges them.
+  const zusers = [...table(tables, "zerver_userprofile"), ...table(tables, "zerver_userprofile_mirrordummy")];
   const ordered = [...zusers.filter((u) => !u.is_bot), ...zusers.filter((u) => u.is_bot)];
   const systemBotEmails = new Set(["notification-bot@zulip.com", "welcome-bot@zulip.com"]);
   for (const u of ordered) {
@@ -158,6 +159,15 @@ async function importRows(
       .execute();
     w.ids.users.set(num(u.id), user.id);
     w.count("users");
+  }
+  // Zulip's cross-realm bots (Notification Bot, Welcome Bot, Email Gateway) are the server's, not in the
+  // export's users: those Parley has stand in for themselves, any other is Notification Bot.
+  const systemBots = new Map(
+    (await trx.selectFrom("users").select(["id", "delivery_email_key"]).where("realm_id", "=", realm.id).where("is_system_bot", "=", true).execute()).map((b) => [b.delivery_email_key, b.id]),
+  );
+  for (const bot of table(tables, "zerver_userprofile_crossrealm")) {
+    const id = systemBots.get(String(bot.email).toLowerCase()) ?? systemBots.get("notification-bot@zulip.com");
+    if (id !== undefined) w.ids.users.set(num(bot.id), id);
   }
   w.progress("users");
 
@@ -490,7 +500,7 @@ async function importRows(
 }
 
 /**
- * Links in content that carry old IDs: uploads (/user_uploads/<old path_id>),
+ * Content that carries old IDs: user mentions by ID, uploads (/user_uploads/<old path_id>),
  * messages (#narrow/…/near/<id>, /with/<id>) and channels (#narrow/channel/<id>-name).
  * Messages are imported in ID order, so a link to an earlier message is rewritten.
  */
@@ -498,6 +508,11 @@ function rewriteContent(content: string, w: ImportWriter, newPathIds: ReadonlyMa
   let out = content.replace(/\/user_uploads\/([^\s)\]"'>]+)/g, (whole, pathId: string) => {
     const mapped = newPathIds.get(pathId);
     return mapped === undefined ? whole : uploadUrl(mapped);
+  });
+  // Mentions that name a user by ID: @**Name|id**, silent @_**Name|id**.
+  out = out.replace(/(@_?\*\*[^*|\n]*\|)(\d+)(\*\*)/g, (whole, prefix: string, id: string, suffix: string) => {
+    const mapped = w.mapped("users", Number(id));
+    return mapped === undefined ? whole : `${prefix}${mapped}${suffix}`;
   });
   out = out.replace(/(#narrow\/[^\s)\]]*?\/(?:near|with)\/)(\d+)/g, (whole, prefix: string, id: string) => {
     const mapped = w.mapped("messages", Number(id));
