@@ -11,7 +11,10 @@ import os from "node:os";
 import path from "node:path";
 import { test, type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
+import { pipeline } from "node:stream/promises";
+import { createGzip } from "node:zlib";
 import pg from "pg";
+import tar from "tar-stream";
 import { describeBackends } from "../src/backends.ts";
 import { loadConfig } from "../src/config.ts";
 import { dropPgSchema } from "./helpers.ts";
@@ -300,6 +303,37 @@ test("init --json prints one JSON object with the owner's credentials; a second 
   // The first owner is untouched.
   const key = await ok(db, ["api-key", "--email", OWNER.email]);
   assert.equal(key.stdout, `${body.api_key}\n`);
+});
+
+test("import zulip on an empty database: exit 0, counts per table on stdout, the users can then use the server's API keys", { timeout: 180_000 }, async (t) => {
+  const db = freshDb(t);
+  // The smallest export Zulip writes: one realm, one user, no messages (test/import-zulip.test.ts covers the rest).
+  const realm = {
+    zerver_realm: [{ id: 3, name: "Moved Org", description: "", date_created: 1590000000 }],
+    zerver_userprofile: [{ id: 9, email: "ann@acme.example", delivery_email: "ann@acme.example", full_name: "Ann", role: 100, is_active: true, is_bot: false, date_joined: 1590000000 }],
+  };
+  const file = path.join(db.dataDir, "export.tar.gz");
+  const pack = tar.pack();
+  pack.entry({ name: "zulip-export-1/realm.json" }, JSON.stringify(realm));
+  pack.finalize();
+  await pipeline(pack, createGzip(), fs.createWriteStream(file));
+
+  const result = await ok(db, ["import", "zulip", file]);
+  assert.match(result.stdout, /^realm: 1$/m);
+  assert.match(result.stdout, /^users: 1$/m);
+  assert.match(result.stdout, /^messages: 0$/m);
+  assert.match(result.stdout, /Imported the organization/);
+  const key = await ok(db, ["api-key", "--email", "ann@acme.example"]);
+  assert.match(key.stdout.trim(), API_KEY);
+  // A second run is refused with status 2.
+  const again = await cli(db, ["import", "zulip", file]);
+  assert.equal(again.code, 2, describe(again));
+  // A file that is not a tarball: status 1, said in one line.
+  fs.writeFileSync(path.join(db.dataDir, "bad.tar.gz"), "not gzip");
+  const fresh = freshDb(t);
+  const bad = await cli(fresh, ["import", "zulip", path.join(db.dataDir, "bad.tar.gz")]);
+  assert.equal(bad.code, 1, describe(bad));
+  assert.match(bad.stderr, /^parley: cannot read .* as a \.tar\.gz: .*\(nothing was imported\)\n$/);
 });
 
 test("import zulip refuses a database that has an organization: exit 2, nothing changed", { timeout: 180_000 }, async (t) => {
