@@ -59,53 +59,53 @@ export async function insertRealm(
   services: Services,
   input: { name: string; description: string; dateCreated: number },
 ): Promise<{ realm: Realm; groupIds: Map<SystemGroupName, number> }> {
-    if (await getDefaultRealm(trx)) throw new RealmExistsError("this server already has an organization");
-    const { id: realmId } = await trx
-      .insertInto("realms")
-      .values({ string_id: "", name: input.name, description: input.description, date_created: input.dateCreated, settings: "{}" })
+  if (await getDefaultRealm(trx)) throw new RealmExistsError("this server already has an organization");
+  const { id: realmId } = await trx
+    .insertInto("realms")
+    .values({ string_id: "", name: input.name, description: input.description, date_created: input.dateCreated, settings: "{}" })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+
+  const groupIds = new Map<SystemGroupName, number>();
+  for (const group of SYSTEM_GROUPS) {
+    const { id } = await trx
+      .insertInto("user_groups")
+      .values({ realm_id: realmId, name: group.name, description: group.description, is_system_group: true })
       .returning("id")
       .executeTakeFirstOrThrow();
-
-    const groupIds = new Map<SystemGroupName, number>();
-    for (const group of SYSTEM_GROUPS) {
-      const { id } = await trx
-        .insertInto("user_groups")
-        .values({ realm_id: realmId, name: group.name, description: group.description, is_system_group: true })
-        .returning("id")
-        .executeTakeFirstOrThrow();
-      groupIds.set(group.name, id);
-    }
-    for (const group of SYSTEM_GROUPS) {
-      if (group.parent === null) continue;
-      await trx
-        .insertInto("user_group_subgroups")
-        .values({ supergroup_id: groupIds.get(group.parent)!, subgroup_id: groupIds.get(group.name)! })
-        .execute();
-    }
-    // Nobody manages, joins, leaves or mentions a system group: membership follows roles.
-    const nobody = encodeGroupSetting(groupIds.get(SystemGroup.NOBODY)!);
+    groupIds.set(group.name, id);
+  }
+  for (const group of SYSTEM_GROUPS) {
+    if (group.parent === null) continue;
     await trx
-      .updateTable("user_groups")
-      .set(Object.fromEntries(USER_GROUP_SETTING_NAMES.map((column) => [column, nobody])))
-      .where("realm_id", "=", realmId)
+      .insertInto("user_group_subgroups")
+      .values({ supergroup_id: groupIds.get(group.parent)!, subgroup_id: groupIds.get(group.name)! })
       .execute();
-    await trx
-      .updateTable("realms")
-      .set({ settings: JSON.stringify(initialRealmSettings(groupIds)) })
-      .where("id", "=", realmId)
-      .execute();
-    const realm = await trx.selectFrom("realms").selectAll().where("id", "=", realmId).executeTakeFirstOrThrow();
+  }
+  // Nobody manages, joins, leaves or mentions a system group: membership follows roles.
+  const nobody = encodeGroupSetting(groupIds.get(SystemGroup.NOBODY)!);
+  await trx
+    .updateTable("user_groups")
+    .set(Object.fromEntries(USER_GROUP_SETTING_NAMES.map((column) => [column, nobody])))
+    .where("realm_id", "=", realmId)
+    .execute();
+  await trx
+    .updateTable("realms")
+    .set({ settings: JSON.stringify(initialRealmSettings(groupIds)) })
+    .where("id", "=", realmId)
+    .execute();
+  const realm = await trx.selectFrom("realms").selectAll().where("id", "=", realmId).executeTakeFirstOrThrow();
 
-    for (const bot of SYSTEM_BOTS) {
-      await insertUser(trx, services, realm, {
-        email: bot.email,
-        fullName: bot.fullName,
-        passwordHash: null,
-        role: Role.MEMBER,
-        isBot: true,
-        botType: BotType.GENERIC,
-        isSystemBot: true,
-      });
-    }
-    return { realm, groupIds };
+  for (const bot of SYSTEM_BOTS) {
+    await insertUser(trx, services, realm, {
+      email: bot.email,
+      fullName: bot.fullName,
+      passwordHash: null,
+      role: Role.MEMBER,
+      isBot: true,
+      botType: BotType.GENERIC,
+      isSystemBot: true,
+    });
+  }
+  return { realm, groupIds };
 }

@@ -112,7 +112,6 @@ async function importRows(
     .set({
       settings: JSON.stringify(settings),
       rendered_description: await renderDescription(trx, services.config, realm.id, realm.description),
-      string_id: "",
     })
     .where("id", "=", realm.id)
     .execute();
