@@ -10,6 +10,8 @@ import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { isRole, Role } from "./domain/roles.ts";
 import { ApiError } from "./errors.ts";
 import { moveFiles } from "./files/move.ts";
+import { ImportFormatError } from "./import/tarball.ts";
+import { importZulip } from "./import/zulip.ts";
 import { openFileStore } from "./files/open.ts";
 import { getDefaultRealm, getUserByLoginEmail } from "./queries/users.ts";
 import { closeServices, openServices, startServer } from "./server.ts";
@@ -25,6 +27,9 @@ Commands:
   create-user --email E --full-name N (--password P | --bot) [--role 100|200|300|400|600] [--json]
                               Create a user, or a bot (no password) with --bot
   api-key --email E [--json]  Print a user's API key
+  import zulip <export.tar.gz>
+                              Import an organization exported by Zulip into an
+                              empty database (see docs/import-zulip.md)
   move-uploads --to local|database [--delete-source]
                               Copy every uploaded file, avatar, emoji and icon to that
                               file store (from the other), checking each copy
@@ -260,6 +265,34 @@ async function exportCommand(args: string[]): Promise<void> {
   });
 }
 
+/** `import zulip <file>`: 2 when the database already has an organization (nothing is changed). */
+async function importCommand(args: string[]): Promise<number> {
+  const [source, file, ...rest] = args;
+  if (source !== "zulip") throw new UsageError(source === undefined ? "import needs a source: zulip" : `cannot import from '${source}': only zulip`);
+  if (file === undefined || file.startsWith("-") || rest.length > 0) throw new UsageError("import zulip takes one argument: the export's .tar.gz file");
+  return withServices(async (services) => {
+    if (await getDefaultRealm(services.storage.db)) {
+      process.stderr.write("parley: this database already has an organization: import into an empty database (nothing was changed)\n");
+      return 2;
+    }
+    try {
+      const result = await importZulip(services, file, (line) => process.stdout.write(`${line}\n`));
+      process.stdout.write(`Imported the organization (id ${result.realmId}).\n`);
+      return 0;
+    } catch (error) {
+      if (error instanceof RealmExistsError) {
+        process.stderr.write("parley: this database already has an organization: import into an empty database (nothing was changed)\n");
+        return 2;
+      }
+      if (error instanceof ImportFormatError) {
+        process.stderr.write(`parley: ${error.message} (nothing was imported)\n`);
+        return 1;
+      }
+      throw error;
+    }
+  });
+}
+
 async function migrate(): Promise<void> {
   await withServices(async () => {
     process.stdout.write("Database is up to date.\n");
@@ -286,6 +319,8 @@ export async function main(argv: string[]): Promise<number> {
       case "api-key":
         await apiKeyCommand(args);
         return 0;
+      case "import":
+        return await importCommand(args);
       case "move-uploads":
         return await moveUploadsCommand(args);
       case "export":

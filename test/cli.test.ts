@@ -11,7 +11,10 @@ import os from "node:os";
 import path from "node:path";
 import { test, type TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
+import { pipeline } from "node:stream/promises";
+import { createGzip } from "node:zlib";
 import pg from "pg";
+import tar from "tar-stream";
 import { describeBackends } from "../src/backends.ts";
 import { loadConfig } from "../src/config.ts";
 import { dropPgSchema } from "./helpers.ts";
@@ -302,6 +305,49 @@ test("init --json prints one JSON object with the owner's credentials; a second 
   assert.equal(key.stdout, `${body.api_key}\n`);
 });
 
+test("import zulip on an empty database: exit 0, counts per table on stdout, the users can then use the server's API keys", { timeout: 180_000 }, async (t) => {
+  const db = freshDb(t);
+  // The smallest export Zulip writes: one realm, one user, no messages (test/import-zulip.test.ts covers the rest).
+  const realm = {
+    zerver_realm: [{ id: 3, name: "Moved Org", description: "", date_created: 1590000000 }],
+    zerver_userprofile: [{ id: 9, email: "ann@acme.example", delivery_email: "ann@acme.example", full_name: "Ann", role: 100, is_active: true, is_bot: false, date_joined: 1590000000 }],
+  };
+  const file = path.join(db.dataDir, "export.tar.gz");
+  const pack = tar.pack();
+  pack.entry({ name: "zulip-export-1/realm.json" }, JSON.stringify(realm));
+  pack.finalize();
+  await pipeline(pack, createGzip(), fs.createWriteStream(file));
+
+  const result = await ok(db, ["import", "zulip", file]);
+  assert.match(result.stdout, /^realm: 1$/m);
+  assert.match(result.stdout, /^users: 1$/m);
+  assert.match(result.stdout, /^messages: 0$/m);
+  assert.match(result.stdout, /Imported the organization/);
+  const key = await ok(db, ["api-key", "--email", "ann@acme.example"]);
+  assert.match(key.stdout.trim(), API_KEY);
+  // A second run is refused with status 2.
+  const again = await cli(db, ["import", "zulip", file]);
+  assert.equal(again.code, 2, describe(again));
+  // A file that is not a tarball: status 1, said in one line.
+  fs.writeFileSync(path.join(db.dataDir, "bad.tar.gz"), "not gzip");
+  const fresh = freshDb(t);
+  const bad = await cli(fresh, ["import", "zulip", path.join(db.dataDir, "bad.tar.gz")]);
+  assert.equal(bad.code, 1, describe(bad));
+  assert.match(bad.stderr, /^parley: cannot read .* as a \.tar\.gz: .*\(nothing was imported\)\n$/);
+});
+
+test("import zulip refuses a database that has an organization: exit 2, nothing changed", { timeout: 180_000 }, async (t) => {
+  const db = freshDb(t);
+  await ok(db, ["init", "--org-name", "Acme", "--owner-email", OWNER.email, "--owner-password", OWNER.password]);
+  const result = await cli(db, ["import", "zulip", path.join(db.dataDir, "missing.tar.gz")]);
+  assert.equal(result.code, 2, describe(result));
+  assert.match(result.stderr, /already has an organization/);
+  assert.equal(result.stdout, "");
+  // The organization is the one it was.
+  const key = await ok(db, ["api-key", "--email", OWNER.email]);
+  assert.match(key.stdout.trim(), API_KEY);
+});
+
 test("init without --json prints the credentials and a zuliprc", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   const env = { EXTERNAL_URL: "https://chat.acme.example" };
@@ -406,7 +452,7 @@ test("migrate succeeds, and again on a migrated database", { timeout: 180_000 },
 
 test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdout", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
-  const [none, unknown, bogus, serveArgs, initMissing, help, dashH] = await Promise.all([
+  const [none, unknown, bogus, serveArgs, initMissing, help, dashH, importNone, importSlack, importExtra] = await Promise.all([
     cli(db, []),
     cli(db, ["frobnicate"]),
     cli(db, ["init", "--bogus"]),
@@ -414,18 +460,24 @@ test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdou
     cli(db, ["init", "--org-name", "Acme"]),
     cli(db, ["help"]),
     cli(db, ["--help"]),
+    cli(db, ["import"]),
+    cli(db, ["import", "slack", "x.zip"]),
+    cli(db, ["import", "zulip", "a.tar.gz", "b.tar.gz"]),
   ]);
   assertUsage(none, /no command given/);
   assertUsage(unknown, /unknown command 'frobnicate'/);
   assertUsage(bogus, /bogus/);
   assertUsage(serveArgs, /serve takes no arguments/);
   assertUsage(initMissing, /--owner-email is required/);
-  for (const result of [none, unknown, bogus, serveArgs, initMissing]) assert.equal(result.stdout, "", describe(result));
+  assertUsage(importNone, /import needs a source: zulip/);
+  assertUsage(importSlack, /cannot import from 'slack'/);
+  assertUsage(importExtra, /import zulip takes one argument/);
+  for (const result of [none, unknown, bogus, serveArgs, initMissing, importNone, importSlack, importExtra]) assert.equal(result.stdout, "", describe(result));
 
   for (const result of [help, dashH]) {
     assert.equal(result.code, 0, describe(result));
     assert.match(result.stdout, /^Usage: parley/);
-    for (const command of ["serve", "migrate", "init", "create-user", "api-key"]) assert.ok(result.stdout.includes(command), command);
+    for (const command of ["serve", "migrate", "init", "create-user", "api-key", "import zulip", "move-uploads"]) assert.ok(result.stdout.includes(command), command);
     assert.equal(result.stderr, "");
   }
   // The help is the same text everywhere.

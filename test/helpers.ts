@@ -197,7 +197,7 @@ export async function dropPgSchema(schema: string): Promise<void> {
 }
 
 /** Opens storage on a fresh database: a temp SQLite file, or a new PostgreSQL schema. */
-async function freshStorage(config: Config) {
+export async function freshStorage(config: Config) {
   if (PG_URL) {
     const schema = `t_${crypto.randomBytes(6).toString("hex")}`;
     const storage = await openStorage({ databaseUrl: PG_URL, pgSchema: schema });

@@ -11,6 +11,7 @@ import { getDefaultRealm } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
 import { hashPassword } from "./credentials.ts";
+import type { Trx } from "./transaction.ts";
 import { insertUser } from "./users.ts";
 
 /** Server-owned bots every organization has; addresses as in Zulip. */
@@ -37,54 +38,7 @@ export async function createRealm(services: Services, input: CreateRealmInput): 
   const now = services.now();
 
   return services.storage.db.transaction().execute(async (trx) => {
-    if (await getDefaultRealm(trx)) throw new RealmExistsError("this server already has an organization");
-    const { id: realmId } = await trx
-      .insertInto("realms")
-      .values({ string_id: "", name, description: "", date_created: now, settings: "{}" })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-
-    const groupIds = new Map<SystemGroupName, number>();
-    for (const group of SYSTEM_GROUPS) {
-      const { id } = await trx
-        .insertInto("user_groups")
-        .values({ realm_id: realmId, name: group.name, description: group.description, is_system_group: true })
-        .returning("id")
-        .executeTakeFirstOrThrow();
-      groupIds.set(group.name, id);
-    }
-    for (const group of SYSTEM_GROUPS) {
-      if (group.parent === null) continue;
-      await trx
-        .insertInto("user_group_subgroups")
-        .values({ supergroup_id: groupIds.get(group.parent)!, subgroup_id: groupIds.get(group.name)! })
-        .execute();
-    }
-    // Nobody manages, joins, leaves or mentions a system group: membership follows roles.
-    const nobody = encodeGroupSetting(groupIds.get(SystemGroup.NOBODY)!);
-    await trx
-      .updateTable("user_groups")
-      .set(Object.fromEntries(USER_GROUP_SETTING_NAMES.map((column) => [column, nobody])))
-      .where("realm_id", "=", realmId)
-      .execute();
-    await trx
-      .updateTable("realms")
-      .set({ settings: JSON.stringify(initialRealmSettings(groupIds)) })
-      .where("id", "=", realmId)
-      .execute();
-    const realm = await trx.selectFrom("realms").selectAll().where("id", "=", realmId).executeTakeFirstOrThrow();
-
-    for (const bot of SYSTEM_BOTS) {
-      await insertUser(trx, services, realm, {
-        email: bot.email,
-        fullName: bot.fullName,
-        passwordHash: null,
-        role: Role.MEMBER,
-        isBot: true,
-        botType: BotType.GENERIC,
-        isSystemBot: true,
-      });
-    }
+    const { realm } = await insertRealm(trx, services, { name, description: "", dateCreated: now });
     const owner = await insertUser(trx, services, realm, {
       email: input.ownerEmail.trim(),
       fullName: ownerFullName,
@@ -93,4 +47,65 @@ export async function createRealm(services: Services, input: CreateRealmInput): 
     });
     return { realm, owner };
   });
+}
+
+/**
+ * The organization's rows inside the caller's transaction: the realm, its
+ * system groups, its settings and its system bots. createRealm adds the
+ * owner; the Zulip import adds the exported users.
+ */
+export async function insertRealm(
+  trx: Trx,
+  services: Services,
+  input: { name: string; description: string; dateCreated: number },
+): Promise<{ realm: Realm; groupIds: Map<SystemGroupName, number> }> {
+  if (await getDefaultRealm(trx)) throw new RealmExistsError("this server already has an organization");
+  const { id: realmId } = await trx
+    .insertInto("realms")
+    .values({ string_id: "", name: input.name, description: input.description, date_created: input.dateCreated, settings: "{}" })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+
+  const groupIds = new Map<SystemGroupName, number>();
+  for (const group of SYSTEM_GROUPS) {
+    const { id } = await trx
+      .insertInto("user_groups")
+      .values({ realm_id: realmId, name: group.name, description: group.description, is_system_group: true })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    groupIds.set(group.name, id);
+  }
+  for (const group of SYSTEM_GROUPS) {
+    if (group.parent === null) continue;
+    await trx
+      .insertInto("user_group_subgroups")
+      .values({ supergroup_id: groupIds.get(group.parent)!, subgroup_id: groupIds.get(group.name)! })
+      .execute();
+  }
+  // Nobody manages, joins, leaves or mentions a system group: membership follows roles.
+  const nobody = encodeGroupSetting(groupIds.get(SystemGroup.NOBODY)!);
+  await trx
+    .updateTable("user_groups")
+    .set(Object.fromEntries(USER_GROUP_SETTING_NAMES.map((column) => [column, nobody])))
+    .where("realm_id", "=", realmId)
+    .execute();
+  await trx
+    .updateTable("realms")
+    .set({ settings: JSON.stringify(initialRealmSettings(groupIds)) })
+    .where("id", "=", realmId)
+    .execute();
+  const realm = await trx.selectFrom("realms").selectAll().where("id", "=", realmId).executeTakeFirstOrThrow();
+
+  for (const bot of SYSTEM_BOTS) {
+    await insertUser(trx, services, realm, {
+      email: bot.email,
+      fullName: bot.fullName,
+      passwordHash: null,
+      role: Role.MEMBER,
+      isBot: true,
+      botType: BotType.GENERIC,
+      isSystemBot: true,
+    });
+  }
+  return { realm, groupIds };
 }

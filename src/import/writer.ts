@@ -1,0 +1,134 @@
+// What every importer (Zulip now, Slack later) writes with: one transaction
+// for all rows, the organization's own ID sequences (old IDs are only keys of
+// the maps kept here), files put into the file store and removed again if the
+// transaction fails, message content rendered by Parley's Markdown renderer,
+// and a count per table printed as progress.
+import crypto from "node:crypto";
+import { createReadStream } from "node:fs";
+import { recipientIdFor } from "../actions/messages.ts";
+import type { Trx } from "../actions/transaction.ts";
+import { dmKey } from "../domain/messages.ts";
+import { Flag } from "../domain/message-flags.ts";
+import { makePathId } from "../domain/uploads.ts";
+import { renderMarkdown } from "../markdown/render.ts";
+import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
+import { markdownContextFor } from "../queries/markdown-context.ts";
+import type { Services } from "../services.ts";
+import type { Realm } from "../storage/schema.ts";
+
+/** The personal flag bits Parley stores; they sit where Zulip's UserMessage.flags has them. */
+const KNOWN_FLAGS =
+  Flag.READ | Flag.STARRED | Flag.COLLAPSED | Flag.MENTIONED | Flag.STREAM_WILDCARD_MENTIONED | Flag.TOPIC_WILDCARD_MENTIONED | Flag.GROUP_MENTIONED | Flag.HAS_ALERT_WORD | Flag.HISTORICAL | Flag.IS_PRIVATE;
+
+export interface ImportedMessage {
+  senderId: number;
+  /** A channel message, or a direct message among these users (sender included). */
+  to: { channelId: number } | { userIds: number[] };
+  topic: string;
+  content: string;
+  dateSent: number;
+  sendingClient: string;
+  lastEditTime: number | null;
+  editHistory: string | null;
+  /** user ID → flags (Zulip's bit layout). */
+  recipients: Map<number, number>;
+}
+
+export class ImportWriter {
+  readonly ids = {
+    users: new Map<number, number>(),
+    channels: new Map<number, number>(),
+    messages: new Map<number, number>(),
+    groups: new Map<number, number>(),
+    emoji: new Map<number, number>(),
+  };
+  readonly counts = new Map<string, number>();
+  /** File store keys written, removed if the import fails. */
+  readonly storedKeys: string[] = [];
+  private linkifiers: Awaited<ReturnType<typeof compiledLinkifiersFor>> | undefined;
+  private readonly firstMessage = new Set<number>();
+
+  constructor(
+    readonly services: Services,
+    readonly trx: Trx,
+    readonly realm: Realm,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  count(table: string, n = 1): void {
+    this.counts.set(table, (this.counts.get(table) ?? 0) + n);
+  }
+
+  progress(table: string): void {
+    this.log(`${table}: ${this.counts.get(table) ?? 0}`);
+  }
+
+  mapped(kind: keyof ImportWriter["ids"], oldId: number | null | undefined): number | undefined {
+    return oldId === null || oldId === undefined ? undefined : this.ids[kind].get(oldId);
+  }
+
+  /** Puts a file from disk into the file store under `key`. */
+  async putFile(key: string, file: string): Promise<void> {
+    await this.services.files.put(key, createReadStream(file));
+    this.storedKeys.push(key);
+  }
+
+  newUploadPathId(fileName: string): string {
+    return makePathId(this.realm.id, fileName, crypto.randomBytes(19));
+  }
+
+  /** Removes the files written so far: called when the transaction failed. */
+  async removeFiles(): Promise<void> {
+    for (const key of this.storedKeys) await this.services.files.delete(key).catch(() => {});
+  }
+
+  async insertMessage(message: ImportedMessage): Promise<number> {
+    const { trx, services, realm } = this;
+    this.linkifiers ??= await compiledLinkifiersFor(services.storage, trx, realm);
+    const context = await markdownContextFor(trx, services.config, realm.id, message.content, { linkifiers: this.linkifiers });
+    const rendered = renderMarkdown(message.content, context);
+    const isChannel = "channelId" in message.to;
+    const recipientId = await recipientIdFor(
+      services.storage,
+      trx,
+      realm.id,
+      "channelId" in message.to ? { channelId: message.to.channelId } : { dmKey: dmKey(message.to.userIds) },
+    );
+    const { id } = await trx
+      .insertInto("messages")
+      .values({
+        realm_id: realm.id,
+        sender_id: message.senderId,
+        recipient_id: recipientId,
+        channel_id: "channelId" in message.to ? message.to.channelId : null,
+        topic: isChannel ? message.topic : "",
+        topic_key: isChannel ? message.topic.toLowerCase() : "",
+        content: message.content,
+        rendered_content: rendered.html,
+        date_sent: message.dateSent,
+        sending_client: message.sendingClient,
+        last_edit_time: message.lastEditTime,
+        last_moved_time: null,
+        edit_history: message.editHistory,
+        has_attachment: /\/user_uploads\//.test(message.content),
+        has_image: rendered.hasImage,
+        has_link: rendered.hasLink,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    const rows = [...message.recipients].map(([userId, flags]) => ({
+      user_id: userId,
+      message_id: id,
+      flags: (flags & KNOWN_FLAGS) | (isChannel ? 0 : Flag.IS_PRIVATE),
+    }));
+    for (let i = 0; i < rows.length; i += 500) await trx.insertInto("user_messages").values(rows.slice(i, i + 500)).execute();
+    if ("channelId" in message.to && !this.firstMessage.has(message.to.channelId)) {
+      this.firstMessage.add(message.to.channelId);
+      await trx.updateTable("channels").set({ first_message_id: id }).where("id", "=", message.to.channelId).where("first_message_id", "is", null).execute();
+    }
+    this.count("messages");
+    this.count("user_messages", rows.length);
+    return id;
+  }
+}
+

@@ -1,0 +1,525 @@
+// `parley import zulip <export.tar.gz>`: an organization exported by Zulip
+// (zerver/lib/export.py) brought into an empty Parley database, as Zulip's
+// zerver/lib/import_realm.py does: every row gets a new ID from Parley's own
+// sequences, content is re-rendered, links to old IDs are rewritten, and the
+// whole import is one transaction (files written are removed on failure).
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { insertRealm } from "../actions/realm.ts";
+import { insertUser } from "../actions/users.ts";
+import { CHANNEL_GROUP_SETTING_DEFAULTS, CHANNEL_GROUP_SETTING_NAMES, type ChannelGroupSettingName } from "../domain/channels.ts";
+import { AvatarSource, avatarStoragePaths, newAvatarHash } from "../domain/avatar.ts";
+import { FieldType, isRenderable } from "../domain/custom-profile-fields.ts";
+import { emojiStoragePath, isEmojiFileName } from "../domain/emoji.ts";
+import { encodeGroupSetting } from "../domain/group-settings.ts";
+import { isRole, Role } from "../domain/roles.ts";
+import { parseRealmSettings } from "../domain/realm-settings.ts";
+import { uploadUrl } from "../domain/uploads.ts";
+import { checkUserSetting, USER_SETTING_NAMES } from "../domain/user-settings.ts";
+import { renderMarkdown } from "../markdown/render.ts";
+import { markdownContextFor, renderDescription } from "../queries/markdown-context.ts";
+import type { Services } from "../services.ts";
+import { findRoot, ImportFormatError, readJson, readJsonIfPresent, unpackTarball } from "./tarball.ts";
+import { ImportWriter } from "./writer.ts";
+
+type Row = Record<string, unknown>;
+type Tables = Record<string, Row[] | undefined>;
+
+/** Zulip's Recipient.type values. */
+const RecipientType = { PERSONAL: 1, STREAM: 2, DIRECT_MESSAGE_GROUP: 3 } as const;
+
+const num = (v: unknown): number => (typeof v === "number" ? v : Number(v));
+const seconds = (v: unknown): number => Math.floor(num(v));
+
+/** Copies the values of `source` whose key `target` has, with the same type (the settings both servers share). */
+function mergeKnown(target: Record<string, unknown>, source: Row, skip: (key: string) => boolean = () => false): Record<string, unknown> {
+  const out = { ...target };
+  for (const [key, value] of Object.entries(source)) {
+    if (!(key in target) || skip(key) || value === null) continue;
+    if (typeof value === typeof target[key] && typeof value !== "object") out[key] = value;
+  }
+  return out;
+}
+
+/** The personal settings of a Zulip user that Parley has, each checked as the settings endpoint checks it. */
+function userSettings(stored: Record<string, unknown>, u: Row): Record<string, unknown> {
+  const out = { ...stored };
+  for (const name of USER_SETTING_NAMES) {
+    if (u[name] === undefined || u[name] === null) continue;
+    try {
+      out[name] = checkUserSetting(name, u[name]);
+    } catch {
+      // A value Parley does not offer keeps the organization's default.
+    }
+  }
+  return out;
+}
+
+export interface ZulipImportResult {
+  realmId: number;
+  counts: Map<string, number>;
+}
+
+export async function importZulip(services: Services, tarball: string, log: (line: string) => void): Promise<ZulipImportResult> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "parley-import-"));
+  try {
+    log(`Unpacking ${tarball}: ${await unpackTarball(tarball, dir)} files`);
+    const root = await findRoot(dir, "realm.json");
+    const tables = await readJson<Tables>(path.join(root, "realm.json"));
+    const started: { writer?: ImportWriter } = {};
+    try {
+      return await services.storage.db.transaction().execute(async (trx) => {
+        const writer = await importRows(services, trx, root, tables, log, started);
+        return { realmId: writer.realm.id, counts: writer.counts };
+      });
+    } catch (error) {
+      // The rows are rolled back; the files the store already has go too, so that a retry starts clean.
+      await started.writer?.removeFiles();
+      throw error;
+    }
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+function table(tables: Tables, ...names: string[]): Row[] {
+  for (const name of names) if (Array.isArray(tables[name])) return tables[name];
+  return [];
+}
+
+async function importRows(
+  services: Services,
+  trx: Parameters<typeof insertRealm>[0],
+  root: string,
+  tables: Tables,
+  log: (line: string) => void,
+  started: { writer?: ImportWriter },
+): Promise<ImportWriter> {
+  const zrealm = table(tables, "zerver_realm")[0];
+  if (!zrealm) throw new ImportFormatError("realm.json has no zerver_realm row");
+
+  // The realm, with the settings both servers know (group settings keep Parley's defaults: they name Zulip group IDs).
+  const { realm } = await insertRealm(trx, services, {
+    name: String(zrealm.name ?? "Imported organization"),
+    description: String(zrealm.description ?? ""),
+    dateCreated: seconds(zrealm.date_created ?? services.now()),
+  });
+  const settings = mergeKnown(parseRealmSettings(realm.settings) as unknown as Record<string, unknown>, zrealm, (key) => key.endsWith("_group") || key === "id");
+  await trx
+    .updateTable("realms")
+    .set({
+      settings: JSON.stringify(settings),
+      rendered_description: await renderDescription(trx, services.config, realm.id, realm.description),
+    })
+    .where("id", "=", realm.id)
+    .execute();
+  const w = new ImportWriter(services, trx, { ...realm, settings: JSON.stringify(settings) }, log);
+  started.writer = w;
+  w.count("realm");
+  w.progress("realm");
+
+  // Users: humans first, then bots (a bot names its owner).
+  // Mirror dummies are ordinary (deactivated) users here, as import_realm merges them.
+  const zusers = [...table(tables, "zerver_userprofile"), ...table(tables, "zerver_userprofile_mirrordummy")];
+  const ordered = [...zusers.filter((u) => !u.is_bot), ...zusers.filter((u) => u.is_bot)];
+  const systemBotEmails = new Set(["notification-bot@zulip.com", "welcome-bot@zulip.com"]);
+  for (const u of ordered) {
+    const email = String(u.delivery_email ?? u.email);
+    if (systemBotEmails.has(email.toLowerCase())) {
+      // Parley's own system bots stand in for Zulip's.
+      const existing = await trx.selectFrom("users").select("id").where("realm_id", "=", realm.id).where("delivery_email_key", "=", email.toLowerCase()).executeTakeFirst();
+      if (existing) w.ids.users.set(num(u.id), existing.id);
+      continue;
+    }
+    const role = isRole(num(u.role)) ? num(u.role) : Role.MEMBER;
+    const owner = w.mapped("users", u.bot_owner as number | null);
+    // Passwords are not carried: users set a new one (password reset) or log in another way.
+    const user = await insertUser(trx, services, w.realm, {
+      email,
+      fullName: String(u.full_name ?? email),
+      passwordHash: null,
+      role,
+      isBot: u.is_bot === true,
+      botType: u.is_bot === true ? num(u.bot_type ?? 1) : null,
+      ...(owner !== undefined ? { botOwnerId: owner } : {}),
+      timezone: typeof u.timezone === "string" ? u.timezone : "",
+    });
+    const stored = JSON.parse(user.settings) as Record<string, unknown>;
+    await trx
+      .updateTable("users")
+      .set({
+        is_active: u.is_active !== false,
+        date_joined: seconds(u.date_joined ?? services.now()),
+        settings: JSON.stringify(userSettings(stored, u)),
+      })
+      .where("id", "=", user.id)
+      .execute();
+    w.ids.users.set(num(u.id), user.id);
+    w.count("users");
+  }
+  // Zulip's cross-realm bots (Notification Bot, Welcome Bot, Email Gateway) are the server's, not in the
+  // export's users: those Parley has stand in for themselves, any other is Notification Bot.
+  const systemBots = new Map(
+    (await trx.selectFrom("users").select(["id", "delivery_email_key"]).where("realm_id", "=", realm.id).where("is_system_bot", "=", true).execute()).map((b) => [b.delivery_email_key, b.id]),
+  );
+  for (const bot of table(tables, "zerver_userprofile_crossrealm")) {
+    const id = systemBots.get(String(bot.email).toLowerCase()) ?? systemBots.get("notification-bot@zulip.com");
+    if (id !== undefined) w.ids.users.set(num(bot.id), id);
+  }
+  w.progress("users");
+
+  // Channels, with Parley's default permissions (the creator's, when known).
+  const groups = new Map((await trx.selectFrom("user_groups").select(["id", "name"]).where("realm_id", "=", realm.id).where("is_system_group", "=", true).execute()).map((g) => [g.name, g.id]));
+  const recipients = new Map(table(tables, "zerver_recipient").map((r) => [num(r.id), { type: num(r.type), typeId: num(r.type_id) }]));
+  const channelOfRecipient = new Map<number, number>();
+  for (const s of table(tables, "zerver_stream")) {
+    const creator = w.mapped("users", s.creator as number | null);
+    const permissions = Object.fromEntries(
+      CHANNEL_GROUP_SETTING_NAMES.map((name) => {
+        const fallback = CHANNEL_GROUP_SETTING_DEFAULTS[name];
+        const value = fallback === "creator" ? { direct_members: creator === undefined ? [] : [creator], direct_subgroups: [] } : groups.get(fallback)!;
+        return [name, encodeGroupSetting(value)];
+      }),
+    ) as Record<ChannelGroupSettingName, string>;
+    const description = String(s.description ?? "");
+    const inviteOnly = s.invite_only === true;
+    const { id } = await trx
+      .insertInto("channels")
+      .values({
+        realm_id: realm.id,
+        name: String(s.name),
+        name_key: String(s.name).toLowerCase(),
+        description,
+        rendered_description: await renderDescription(trx, services.config, realm.id, description),
+        date_created: seconds(s.date_created ?? services.now()),
+        creator_id: creator ?? null,
+        invite_only: inviteOnly,
+        is_web_public: s.is_web_public === true,
+        history_public_to_subscribers: inviteOnly ? s.history_public_to_subscribers === true : true,
+        message_retention_days: typeof s.message_retention_days === "number" ? s.message_retention_days : null,
+        topics_policy: typeof s.topics_policy === "string" ? s.topics_policy : "inherit",
+        folder_id: null,
+        is_archived: s.deactivated === true,
+        ...permissions,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    w.ids.channels.set(num(s.id), id);
+    const recipientId = table(tables, "zerver_recipient").find((r) => num(r.type) === RecipientType.STREAM && num(r.type_id) === num(s.id))?.id;
+    if (recipientId !== undefined) channelOfRecipient.set(num(recipientId), id);
+    w.count("channels");
+  }
+  w.progress("channels");
+  for (const d of table(tables, "zerver_defaultstream")) {
+    const channelId = w.mapped("channels", d.stream as number);
+    if (channelId !== undefined) await trx.insertInto("default_channels").values({ realm_id: realm.id, channel_id: channelId }).execute();
+  }
+
+  // Subscriptions to channels; those to direct-message groups say who is in each group.
+  const groupMembers = new Map<number, number[]>();
+  for (const sub of table(tables, "zerver_subscription")) {
+    const userId = w.mapped("users", sub.user_profile as number);
+    const recipient = recipients.get(num(sub.recipient));
+    if (userId === undefined || !recipient) continue;
+    if (recipient.type === RecipientType.DIRECT_MESSAGE_GROUP) {
+      groupMembers.set(num(sub.recipient), [...(groupMembers.get(num(sub.recipient)) ?? []), userId]);
+      continue;
+    }
+    const channelId = channelOfRecipient.get(num(sub.recipient));
+    if (recipient.type !== RecipientType.STREAM || channelId === undefined) continue;
+    const optional = (v: unknown) => (typeof v === "boolean" ? v : null);
+    await trx
+      .insertInto("subscriptions")
+      .values({
+        user_id: userId,
+        channel_id: channelId,
+        active: sub.active !== false,
+        color: typeof sub.color === "string" && /^#[0-9a-fA-F]{3,6}$/.test(sub.color) ? sub.color : "#c2c2c2",
+        is_muted: sub.is_muted === true,
+        pin_to_top: sub.pin_to_top === true,
+        desktop_notifications: optional(sub.desktop_notifications),
+        audible_notifications: optional(sub.audible_notifications),
+        push_notifications: optional(sub.push_notifications),
+        email_notifications: optional(sub.email_notifications),
+        wildcard_mentions_notify: optional(sub.wildcard_mentions_notify),
+      })
+      .execute();
+    w.count("subscriptions");
+  }
+  w.progress("subscriptions");
+
+  // User groups: Zulip's system groups are Parley's (membership follows roles); the others are created.
+  const nobody = encodeGroupSetting(groups.get("role:nobody")!);
+  const everyone = encodeGroupSetting(groups.get("role:everyone")!);
+  for (const g of table(tables, "zerver_namedusergroup")) {
+    const oldId = num(g.usergroup_ptr ?? g.id);
+    if (g.is_system_group === true) {
+      const id = groups.get(String(g.name));
+      if (id !== undefined) w.ids.groups.set(oldId, id);
+      continue;
+    }
+    const { id } = await trx
+      .insertInto("user_groups")
+      .values({
+        realm_id: realm.id,
+        name: String(g.name),
+        description: String(g.description ?? ""),
+        is_system_group: false,
+        creator_id: w.mapped("users", g.creator as number | null) ?? null,
+        date_created: g.date_created === undefined || g.date_created === null ? null : seconds(g.date_created),
+        deactivated: g.deactivated === true,
+        can_add_members_group: nobody,
+        can_join_group: nobody,
+        can_leave_group: everyone,
+        can_manage_group: nobody,
+        can_mention_group: everyone,
+        can_remove_members_group: nobody,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    w.ids.groups.set(oldId, id);
+    w.count("user_groups");
+  }
+  const systemGroupIds = new Set(groups.values());
+  for (const m of table(tables, "zerver_usergroupmembership")) {
+    const groupId = w.mapped("groups", m.user_group as number);
+    const userId = w.mapped("users", m.user_profile as number);
+    if (groupId === undefined || userId === undefined || systemGroupIds.has(groupId)) continue;
+    await trx.insertInto("user_group_members").values({ group_id: groupId, user_id: userId }).execute();
+    w.count("user_group_members");
+  }
+  for (const m of table(tables, "zerver_groupgroupmembership")) {
+    const supergroup = w.mapped("groups", m.supergroup as number);
+    const subgroup = w.mapped("groups", m.subgroup as number);
+    if (supergroup === undefined || subgroup === undefined || systemGroupIds.has(supergroup)) continue;
+    await trx.insertInto("user_group_subgroups").values({ supergroup_id: supergroup, subgroup_id: subgroup }).execute();
+  }
+  w.progress("user_groups");
+  w.progress("user_group_members");
+
+  // Custom profile fields and each user's values (a person picker's value is a list of user IDs).
+  const fieldIds = new Map<number, { id: number; type: number }>();
+  for (const f of table(tables, "zerver_customprofilefield")) {
+    const { id } = await trx
+      .insertInto("custom_profile_fields")
+      .values({
+        realm_id: realm.id,
+        name: String(f.name),
+        hint: String(f.hint ?? ""),
+        field_type: num(f.field_type),
+        field_data: typeof f.field_data === "string" ? f.field_data : "",
+        sort_order: num(f.order ?? 0),
+        display_in_profile_summary: f.display_in_profile_summary === true,
+        required: f.required === true,
+        editable_by_user: f.editable_by_user !== false,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    fieldIds.set(num(f.id), { id, type: num(f.field_type) });
+    w.count("custom_profile_fields");
+  }
+  for (const v of table(tables, "zerver_customprofilefieldvalue")) {
+    const field = fieldIds.get(num(v.field));
+    const userId = w.mapped("users", v.user_profile as number);
+    if (!field || userId === undefined) continue;
+    let value = String(v.value ?? "");
+    if (field.type === FieldType.USER) {
+      const people = (JSON.parse(value) as number[]).map((old) => w.mapped("users", old)).filter((id) => id !== undefined);
+      value = JSON.stringify(people);
+    }
+    const rendered = isRenderable(field.type)
+      ? renderMarkdown(value, await markdownContextFor(trx, services.config, realm.id, value, { inlineImagePreview: false })).html
+      : null;
+    await trx.insertInto("custom_profile_field_values").values({ user_id: userId, field_id: field.id, value, rendered_value: rendered }).execute();
+    w.count("custom_profile_field_values");
+  }
+  w.progress("custom_profile_fields");
+  w.progress("custom_profile_field_values");
+
+  // Uploaded avatars (avatars/records.json: <hash>.png, <hash>-medium.png, <hash>.original per user), under a new hash.
+  const avatarRecords = await readJsonIfPresent<Row[]>(path.join(root, "avatars", "records.json"), []);
+  const avatarFiles = new Map<number, { small?: string; medium?: string; original?: string }>();
+  for (const a of avatarRecords) {
+    const userId = w.mapped("users", a.user_profile_id as number);
+    if (userId === undefined) continue;
+    const file = path.join(root, "avatars", String(a.path));
+    const entry = avatarFiles.get(userId) ?? {};
+    if (String(a.path).endsWith("-medium.png")) entry.medium = file;
+    else if (String(a.path).endsWith(".original")) entry.original = file;
+    else if (String(a.path).endsWith(".png")) entry.small = file;
+    avatarFiles.set(userId, entry);
+  }
+  for (const [userId, files] of avatarFiles) {
+    if (files.small === undefined) continue;
+    const hash = newAvatarHash(crypto.randomBytes(20));
+    const paths = avatarStoragePaths(realm.id, hash);
+    await w.putFile(paths.small, files.small);
+    await w.putFile(paths.medium, files.medium ?? files.small);
+    await w.putFile(paths.original, files.original ?? files.small);
+    await trx.updateTable("users").set({ avatar_source: AvatarSource.UPLOADED, avatar_hash: hash, avatar_version: 2 }).where("id", "=", userId).execute();
+    w.count("avatars");
+  }
+  w.progress("avatars");
+
+  // Custom emoji: emoji/records.json names the files; Parley keeps them under avatars/<realm>/emoji/images/.
+  const emojiRecords = await readJsonIfPresent<Row[]>(path.join(root, "emoji", "records.json"), []);
+  for (const e of emojiRecords) {
+    // Parley's emoji file names are random hex and a known image extension (domain/emoji.ts).
+    const fileName = `${crypto.randomBytes(8).toString("hex")}${path.extname(String(e.file_name)).toLowerCase()}`;
+    if (!isEmojiFileName(fileName)) {
+      log(`skipped custom emoji :${String(e.name)}:: not an image type Parley serves (${String(e.file_name)})`);
+      continue;
+    }
+    await w.putFile(emojiStoragePath(realm.id, fileName), path.join(root, "emoji", String(e.path)));
+    const { id } = await trx
+      .insertInto("realm_emoji")
+      .values({ realm_id: realm.id, author_id: w.mapped("users", e.author as number | null) ?? null, name: String(e.name), file_name: fileName, deactivated: e.deactivated === true, date_created: services.now() })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    w.ids.emoji.set(num(e.id), id);
+    w.count("realm_emoji");
+  }
+  w.progress("realm_emoji");
+
+  // Uploads: the files first (uploads/records.json), the attachment rows once their messages exist.
+  const uploadRecords = await readJsonIfPresent<Row[]>(path.join(root, "uploads", "records.json"), []);
+  const attachments = table(await readJsonIfPresent<Tables>(path.join(root, "attachment.json"), {}), "zerver_attachment");
+  const newPathIds = new Map<string, string>();
+  for (const r of uploadRecords) {
+    const oldPathId = String(r.s3_path ?? r.path);
+    const newPathId = w.newUploadPathId(path.basename(oldPathId));
+    await w.putFile(newPathId, path.join(root, "uploads", String(r.path)));
+    newPathIds.set(oldPathId, newPathId);
+    w.count("upload files");
+  }
+  w.progress("upload files");
+
+  // Messages, one chunk file at a time, in the exporter's order (by ID).
+  const reactions = table(tables, "zerver_reaction");
+  const chunkFiles = (await fs.readdir(root)).filter((f) => /^messages-\d+\.json$/.test(f)).sort();
+  const rewrite = (content: string) => rewriteContent(content, w, newPathIds);
+  for (const file of chunkFiles) {
+    const chunk = await readJson<Tables>(path.join(root, file));
+    const flagsByMessage = new Map<number, Map<number, number>>();
+    for (const um of table(chunk, "zerver_usermessage")) {
+      const userId = w.mapped("users", um.user_profile as number);
+      if (userId === undefined) continue;
+      const messageId = num(um.message);
+      if (!flagsByMessage.has(messageId)) flagsByMessage.set(messageId, new Map());
+      flagsByMessage.get(messageId)!.set(userId, num(um.flags_mask ?? um.flags ?? 0));
+    }
+    for (const m of [...table(chunk, "zerver_message")].sort((a, b) => num(a.id) - num(b.id))) {
+      const senderId = w.mapped("users", m.sender as number);
+      const recipient = recipients.get(num(m.recipient));
+      if (senderId === undefined || !recipient) throw new ImportFormatError(`message ${String(m.id)}: unknown sender or recipient`);
+      let to: { channelId: number } | { userIds: number[] };
+      if (recipient.type === RecipientType.STREAM) {
+        const channelId = channelOfRecipient.get(num(m.recipient));
+        if (channelId === undefined) throw new ImportFormatError(`message ${String(m.id)}: unknown channel`);
+        to = { channelId };
+      } else if (recipient.type === RecipientType.PERSONAL) {
+        const other = w.mapped("users", recipient.typeId);
+        if (other === undefined) throw new ImportFormatError(`message ${String(m.id)}: unknown recipient`);
+        to = { userIds: [senderId, other] };
+      } else {
+        to = { userIds: [senderId, ...(groupMembers.get(num(m.recipient)) ?? [])] };
+      }
+      const id = await w.insertMessage({
+        senderId,
+        to,
+        topic: String(m.subject ?? m.topic_name ?? ""),
+        content: rewrite(String(m.content ?? "")),
+        dateSent: seconds(m.date_sent),
+        sendingClient: typeof m.sending_client === "string" ? m.sending_client : "Zulip import",
+        lastEditTime: m.last_edit_time === null || m.last_edit_time === undefined ? null : seconds(m.last_edit_time),
+        editHistory: typeof m.edit_history === "string" ? m.edit_history : null,
+        recipients: flagsByMessage.get(num(m.id)) ?? new Map(),
+      });
+      w.ids.messages.set(num(m.id), id);
+    }
+    for (const r of table(chunk, "zerver_reaction")) reactions.push(r);
+    log(`${file}: messages ${w.counts.get("messages") ?? 0}`);
+  }
+  w.progress("messages");
+  w.progress("user_messages");
+
+  for (const r of reactions) {
+    const messageId = w.mapped("messages", r.message as number);
+    const userId = w.mapped("users", r.user_profile as number);
+    if (messageId === undefined || userId === undefined) continue;
+    const type = String(r.reaction_type);
+    // A custom emoji's code is its ID.
+    const code = type === "realm_emoji" ? String(w.mapped("emoji", num(r.emoji_code)) ?? r.emoji_code) : String(r.emoji_code);
+    await trx.insertInto("reactions").values({ message_id: messageId, user_id: userId, emoji_name: String(r.emoji_name), emoji_code: code, reaction_type: type }).execute();
+    w.count("reactions");
+  }
+  w.progress("reactions");
+
+  for (const a of attachments) {
+    const newPathId = newPathIds.get(String(a.path_id));
+    const ownerId = w.mapped("users", a.owner as number);
+    if (newPathId === undefined || ownerId === undefined) continue;
+    const { id } = await trx
+      .insertInto("attachments")
+      .values({
+        realm_id: realm.id,
+        owner_id: ownerId,
+        path_id: newPathId,
+        file_name: String(a.file_name ?? path.basename(newPathId)),
+        content_type: typeof a.content_type === "string" ? a.content_type : "application/octet-stream",
+        size: num(a.size ?? 0),
+        // Zulip's create_time is a date; the API reports milliseconds.
+        create_time: seconds(a.create_time ?? services.now()) * 1000,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    for (const oldMessage of (a.messages as number[] | undefined) ?? []) {
+      const messageId = w.mapped("messages", oldMessage);
+      if (messageId !== undefined) await trx.insertInto("attachment_messages").values({ attachment_id: id, message_id: messageId }).execute();
+    }
+    w.count("attachments");
+  }
+  w.progress("attachments");
+
+  for (const t of table(tables, "zerver_usertopic")) {
+    const userId = w.mapped("users", t.user_profile as number);
+    const channelId = w.mapped("channels", t.stream as number);
+    if (userId === undefined || channelId === undefined) continue;
+    const topic = String(t.topic_name ?? "");
+    await trx
+      .insertInto("user_topics")
+      .values({ user_id: userId, channel_id: channelId, topic, topic_key: topic.toLowerCase(), visibility_policy: num(t.visibility_policy ?? 1), last_updated: seconds(t.last_updated ?? services.now()) })
+      .execute();
+    w.count("user_topics");
+  }
+  w.progress("user_topics");
+  return w;
+}
+
+/**
+ * Content that carries old IDs: user mentions by ID, uploads (/user_uploads/<old path_id>),
+ * messages (#narrow/…/near/<id>, /with/<id>) and channels (#narrow/channel/<id>-name).
+ * Messages are imported in ID order, so a link to an earlier message is rewritten.
+ */
+function rewriteContent(content: string, w: ImportWriter, newPathIds: ReadonlyMap<string, string>): string {
+  let out = content.replace(/\/user_uploads\/([^\s)\]"'>]+)/g, (whole, pathId: string) => {
+    const mapped = newPathIds.get(pathId);
+    return mapped === undefined ? whole : uploadUrl(mapped);
+  });
+  // Mentions that name a user by ID: @**Name|id**, silent @_**Name|id**.
+  out = out.replace(/(@_?\*\*[^*|\n]*\|)(\d+)(\*\*)/g, (whole, prefix: string, id: string, suffix: string) => {
+    const mapped = w.mapped("users", Number(id));
+    return mapped === undefined ? whole : `${prefix}${mapped}${suffix}`;
+  });
+  out = out.replace(/(#narrow\/[^\s)\]]*?\/(?:near|with)\/)(\d+)/g, (whole, prefix: string, id: string) => {
+    const mapped = w.mapped("messages", Number(id));
+    return mapped === undefined ? whole : `${prefix}${mapped}`;
+  });
+  out = out.replace(/(#narrow\/(?:channel|stream)\/)(\d+)(?=-|\/|$|[\s)\]])/g, (whole, prefix: string, id: string) => {
+    const mapped = w.mapped("channels", Number(id));
+    return mapped === undefined ? whole : `${prefix}${mapped}`;
+  });
+  return out;
+}
