@@ -10,8 +10,6 @@ import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { isRole, Role } from "./domain/roles.ts";
 import { ApiError } from "./errors.ts";
 import { moveFiles } from "./files/move.ts";
-import { ImportFormatError } from "./import/tarball.ts";
-import { importZulip } from "./import/zulip.ts";
 import { openFileStore } from "./files/open.ts";
 import { getDefaultRealm, getUserByLoginEmail } from "./queries/users.ts";
 import { closeServices, openServices, startServer } from "./server.ts";
@@ -275,6 +273,8 @@ async function importCommand(args: string[]): Promise<number> {
       process.stderr.write("parley: this database already has an organization: import into an empty database (nothing was changed)\n");
       return 2;
     }
+    // Loaded here, not at start: the tarball reader is for this command only.
+    const [{ importZulip }, { ImportFormatError }] = await Promise.all([import("./import/zulip.ts"), import("./import/tarball.ts")]);
     try {
       const result = await importZulip(services, file, (line) => process.stdout.write(`${line}\n`));
       process.stdout.write(`Imported the organization (id ${result.realmId}).\n`);
