@@ -1,0 +1,157 @@
+// Export → import round trip (issue 29): an organization exported by Parley
+// (`parley export --full`, Zulip's format) and imported into an empty
+// database with `parley import zulip` answers the same GET /messages, /users,
+// /streams, /user_groups, reactions, flags and uploads, with its IDs
+// renumbered. Everything is compared by what survives renumbering: emails,
+// names, contents, topics.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test, type TestContext } from "node:test";
+import { exportRealmToFile } from "../src/actions/realm-export.ts";
+import { ExportType } from "../src/domain/realm-export.ts";
+import { importZulip } from "../src/import/zulip.ts";
+import { openServices, startServer } from "../src/server.ts";
+import type { Services } from "../src/services.ts";
+import { assertSuccess, basicAuth, freshStorage, startTestApp, testConfig, type TestApp, type TestUser } from "./helpers.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+let t: TestApp;
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "parley-roundtrip-"));
+let uploadUrl: string;
+
+async function uploadFile(user: TestUser, name: string, content: string): Promise<string> {
+  const form = new FormData();
+  form.append("file", new Blob([content], { type: "text/plain" }), name);
+  const response = await fetch(`${t.url}/api/v1/user_uploads`, { method: "POST", body: form, headers: { authorization: basicAuth(user.email, user.apiKey) } });
+  const body = (await response.json()) as Json;
+  assert.equal(body.result, "success", JSON.stringify(body));
+  return body.url as string;
+}
+
+before(async () => {
+  t = await startTestApp();
+  const { owner, member, guest, admin } = t.users;
+  const ownerName = (await t.services.storage.db.selectFrom("users").select("full_name").where("id", "=", owner.id).executeTakeFirstOrThrow()).full_name;
+  assertSuccess(await t.api(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "design", description: "How **we** build" }], principals: [owner.id, member.id, admin.id] }));
+  assertSuccess(await t.api(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "secret plans" }], principals: [owner.id, member.id], invite_only: true }));
+  assertSuccess(await t.api(owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "lobby" }], principals: [owner.id, guest.id] }));
+  uploadUrl = await uploadFile(member, "notes.txt", "the notes, round trip");
+  const send = async (user: TestUser, params: Record<string, unknown>) => assertSuccess(await t.api(user, "POST", "/messages", params)).id as number;
+  const first = await send(owner, { type: "stream", to: "design", topic: "colours", content: "We use **teal** for links." });
+  await send(member, { type: "stream", to: "design", topic: "colours", content: `@**${ownerName}** agreed, see [notes](${uploadUrl})` });
+  await send(admin, { type: "stream", to: "design", topic: "fonts", content: "Inter everywhere?\n\n* body\n* headings" });
+  await send(owner, { type: "stream", to: "secret plans", topic: "launch", content: "Tuesday." });
+  await send(guest, { type: "stream", to: "lobby", topic: "hello", content: "Hi all :wave:" });
+  await send(member, { type: "direct", to: JSON.stringify([owner.id]), content: "a direct word" });
+  await send(owner, { type: "direct", to: JSON.stringify([member.id, admin.id]), content: "a word to three" });
+  assertSuccess(await t.api(member, "POST", `/messages/${first}/reactions`, { emoji_name: "thumbs_up" }));
+  assertSuccess(await t.api(admin, "POST", `/messages/${first}/reactions`, { emoji_name: "heart" }));
+  assertSuccess(await t.api(member, "POST", "/messages/flags", { messages: JSON.stringify([first]), op: "add", flag: "starred" }));
+  assertSuccess(await t.api(owner, "POST", "/user_groups/create", { name: "designers", description: "People who draw", members: JSON.stringify([member.id, admin.id]) }));
+});
+after(async () => {
+  await t?.close();
+  fs.rmSync(work, { recursive: true, force: true });
+});
+
+/** A fresh, empty database and data directory, closed at the end of the test. */
+async function emptyServices(context: TestContext): Promise<Services> {
+  const dataDir = fs.mkdtempSync(path.join(work, "data-"));
+  const config = testConfig({ dataDir });
+  const fresh = await freshStorage(config);
+  const services = await openServices(config, fresh.storage);
+  context.after(() => fresh.cleanup());
+  return services;
+}
+
+/** GET as `email` from `url` (its API key read from `services`' database), asserting success. */
+function reader(services: Services, url: string) {
+  return async (email: string, urlPath: string, query: Record<string, unknown> = {}): Promise<Json> => {
+    const { api_key: apiKey, email: apiEmail } = await services.storage.db.selectFrom("users").select(["api_key", "email"]).where("delivery_email", "=", email).executeTakeFirstOrThrow();
+    const search = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
+    // Uploads are read where messages link them; the rest is the API.
+    const prefix = urlPath.startsWith("/user_uploads/") ? "" : "/api/v1";
+    const response = await fetch(`${url}${prefix}${urlPath}?${search}`, { headers: { authorization: basicAuth(apiEmail, apiKey) } });
+    const text = await response.text();
+    assert.equal(response.status, 200, `${urlPath}: ${text}`);
+    return response.headers.get("content-type")?.startsWith("application/json") ? JSON.parse(text) : text;
+  };
+}
+
+/** What a user sees of the organization, with IDs replaced by what they name. */
+async function view(services: Services, url: string, email: string): Promise<Json> {
+  const get = reader(services, url);
+  const { members } = await get(email, "/users");
+  const emailOf = new Map<number, string>(members.map((m: Json) => [m.user_id, m.delivery_email ?? m.email]));
+  const people = members
+    .filter((m: Json) => !m.is_system_bot)
+    .map((m: Json) => ({ email: m.delivery_email ?? m.email, full_name: m.full_name, role: m.role, is_bot: m.is_bot, is_active: m.is_active }))
+    .sort((a: Json, b: Json) => a.email.localeCompare(b.email));
+  const { streams } = await get(email, "/streams");
+  const channelNames = new Map<number, string>(streams.map((s: Json) => [s.stream_id, s.name]));
+  const channels = streams.map((s: Json) => ({ name: s.name, description: s.description, invite_only: s.invite_only })).sort((a: Json, b: Json) => a.name.localeCompare(b.name));
+  const { subscriptions } = await get(email, "/users/me/subscriptions", { include_subscribers: true });
+  const subscribed = subscriptions
+    .map((s: Json) => ({ name: s.name, subscribers: s.subscribers.map((id: number) => emailOf.get(id)).sort() }))
+    .sort((a: Json, b: Json) => a.name.localeCompare(b.name));
+  // Guests may not list user groups (Zulip's rule).
+  const { user_groups: groups } = members.find((m: Json) => (m.delivery_email ?? m.email) === email)?.role === 600 ? { user_groups: [] } : await get(email, "/user_groups");
+  const userGroups = groups
+    .filter((g: Json) => !g.is_system_group)
+    .map((g: Json) => ({ name: g.name, description: g.description, members: g.members.map((id: number) => emailOf.get(id)).sort() }));
+  const { messages } = await get(email, "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow: [], apply_markdown: false });
+  const history = messages.map((m: Json) => ({
+    sender: m.sender_email,
+    where: m.type === "stream" ? `#${channelNames.get(m.stream_id)} > ${m.subject}` : m.display_recipient.map((r: Json) => r.email).sort().join(","),
+    content: m.content.replace(/\/user_uploads\/[^)\s]+/g, "/user_uploads/…"),
+    flags: [...m.flags].sort(),
+    reactions: m.reactions.map((r: Json) => `${r.emoji_name} by ${emailOf.get(r.user_id)}`).sort(),
+    timestamp: m.timestamp,
+  }));
+  return { people, channels, subscribed, userGroups, history };
+}
+
+test("a full export from Parley imported into an empty database answers as the original did", { timeout: 120_000 }, async (context) => {
+  const file = path.join(work, "parley-export.tar.gz");
+  const progress: string[] = [];
+  const stats = await exportRealmToFile(t.services, t.realm, ExportType.FULL_WITHOUT_CONSENT, file, (what) => progress.push(what));
+  const { n: stored } = await t.services.storage.db.selectFrom("messages").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  assert.equal(stats.messages, Number(stored));
+  assert.ok(progress.some((line) => line.includes("realm.json")), progress.join("\n"));
+
+  const imported = await emptyServices(context);
+  const lines: string[] = [];
+  await importZulip(imported, file, (line) => lines.push(line));
+  assert.ok(lines.some((line) => line.includes(`messages: ${stats.messages}`)), lines.join("\n"));
+  const server = await startServer(imported);
+  context.after(() => server.close());
+
+  // Every user sees the same organization, history, flags and reactions (IDs renumbered).
+  for (const user of [t.users.owner, t.users.member, t.users.guest]) {
+    const email = (await t.services.storage.db.selectFrom("users").select("delivery_email").where("id", "=", user.id).executeTakeFirstOrThrow()).delivery_email;
+    const before = await view(t.services, t.url, email);
+    const afterImport = await view(imported, server.url, email);
+    assert.deepEqual(afterImport.people, before.people, `users as ${email}`);
+    assert.deepEqual(afterImport.channels, before.channels, `channels as ${email}`);
+    assert.deepEqual(afterImport.subscribed, before.subscribed, `subscriptions as ${email}`);
+    assert.deepEqual(afterImport.userGroups, before.userGroups, `user groups as ${email}`);
+    assert.deepEqual(afterImport.history, before.history, `messages as ${email}`);
+    assert.ok(before.history.length > 0);
+  }
+
+  // The starred flag and both reactions made the trip.
+  const memberEmail = (await t.services.storage.db.selectFrom("users").select("delivery_email").where("id", "=", t.users.member.id).executeTakeFirstOrThrow()).delivery_email;
+  const memberView = await view(imported, server.url, memberEmail);
+  const colours = memberView.history.find((m: Json) => m.content === "We use **teal** for links.");
+  assert.ok(colours.flags.includes("starred"));
+  assert.equal(colours.reactions.length, 2);
+
+  // The upload comes back under its new path, with its contents, for someone who may read it.
+  const { messages } = await reader(imported, server.url)(memberEmail, "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow: [], apply_markdown: false });
+  const newUrl = /\((\/user_uploads\/[^)]+)\)/.exec(messages.find((m: Json) => m.content.startsWith("@**")).content)![1]!;
+  assert.equal(await reader(imported, server.url)(memberEmail, newUrl), "the notes, round trip");
+});
