@@ -6,10 +6,8 @@
 // of its own, and the organization's digests are on only around its check,
 // so a check the runner makes on an in-between day sends nothing.
 import assert from "node:assert/strict";
-import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { simpleParser, type ParsedMail } from "mailparser";
-import { SMTPServer } from "smtp-server";
+import type { ParsedMail } from "mailparser";
 import { DIGEST_CUTOFF_DAYS, digestWeekday, utcDay } from "../src/domain/digest.ts";
 import { Role } from "../src/domain/roles.ts";
 import { parseUserSettings } from "../src/domain/user-settings.ts";
@@ -17,39 +15,25 @@ import { DIGEST_CHECK_JOB, DIGEST_EMAIL_JOB, type DigestCheckJob, type DigestEma
 import { enqueueJob } from "../src/jobs/queue.ts";
 import { ensureDigestCheck } from "../src/workers/digest-emails.ts";
 import { assertSuccess, jobsSettled, startTestApp, uniqueName, type TestApp, type TestUser } from "./helpers.ts";
+import { startSmtpCapture, type SmtpCapture } from "./smtp-capture.ts";
 
 let t: TestApp;
-let smtp: SMTPServer;
-const received: ParsedMail[] = [];
+let smtp: SmtpCapture;
 /** Seconds added to the real clock. */
 let offset = 0;
 const DAY = 86_400;
 
 before(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    logger: false,
-    onData(stream, _session, callback) {
-      simpleParser(stream)
-        .then((mail) => {
-          received.push(mail);
-          callback();
-        })
-        .catch(callback);
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  const { port } = smtp.server.address() as AddressInfo;
-  t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${port}` });
+  smtp = await startSmtpCapture();
+  t = await startTestApp({ smtpUrl: smtp.url });
   t.services.now = () => Math.floor(Date.now() / 1000) + offset;
 });
 after(async () => {
   await t?.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp?.close();
 });
 beforeEach(() => {
-  received.length = 0;
+  smtp.received.length = 0;
 });
 
 const db = () => t.services.storage.db;
@@ -58,7 +42,7 @@ const isDigest = (m: ParsedMail) => (m.subject ?? "").startsWith("Parley digest 
 
 /** Digests (not the missed-message emails that days passing also bring) sent to `user`. */
 const digestsTo = (user: TestUser) =>
-  received.filter((m) => isDigest(m) && m.to && !Array.isArray(m.to) && m.to.value.some((a) => a.address === user.email));
+  smtp.received.filter((m) => isDigest(m) && m.to && !Array.isArray(m.to) && m.to.value.some((a) => a.address === user.email));
 
 async function realmDigests(enabled: boolean, weekday?: number): Promise<void> {
   assertSuccess(await t.api(t.users.owner, "PATCH", "/realm", { digest_emails_enabled: enabled, ...(weekday === undefined ? {} : { digest_weekday: weekday }) }));
@@ -276,7 +260,7 @@ describe("weekly digest emails", () => {
     await checkRuns();
     assert.equal(digestsTo(quiet).length, 0);
     assert.equal(await lastDigestOf(quiet), undefined, "an empty digest is not counted as sent");
-    assert.equal(received.filter(isDigest).length, 0);
+    assert.equal(smtp.received.filter(isDigest).length, 0);
   });
 
   test("the digest's unsubscribe link turns digests off and tells the user's clients", async () => {

@@ -443,6 +443,21 @@ export function uniqueName(prefix = "name"): string {
   return `${prefix} ${nameCounter}`;
 }
 
+/** A channel named "`prefix` N", created by `creator` with `subscribers` and no new-subscription messages: its ID and name. */
+export async function createChannel(t: TestApp, creator: TestUser, subscribers: readonly TestUser[], prefix = "channel", params: Params = {}): Promise<{ id: number; name: string }> {
+  const name = uniqueName(prefix);
+  assertSuccess(
+    await t.api(creator, "POST", "/users/me/subscriptions", {
+      subscriptions: [{ name }],
+      principals: [creator.id, ...subscribers.map((s) => s.id)],
+      send_new_subscription_messages: false,
+      ...params,
+    }),
+  );
+  const id = assertSuccess(await t.api(creator, "GET", "/get_stream_id", { stream: name })).stream_id as number;
+  return { id, name };
+}
+
 export const sortedIds = (ids: readonly number[]): number[] => [...ids].sort((a, b) => a - b);
 
 /**

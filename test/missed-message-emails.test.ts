@@ -3,46 +3,30 @@
 // mailparser reads the MIME. Time is moved on through services.now() so a
 // batch falls due when the test says, not after a wall-clock wait.
 import assert from "node:assert/strict";
-import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { simpleParser, type ParsedMail } from "mailparser";
-import { SMTPServer } from "smtp-server";
+import type { ParsedMail } from "mailparser";
 import { parseUserSettings } from "../src/domain/user-settings.ts";
 import { MISSED_MESSAGE_CHECK_JOB, MISSED_MESSAGE_EMAIL_JOB, type MissedMessageCheckJob } from "../src/jobs/names.ts";
 import { enqueueJob } from "../src/jobs/queue.ts";
 import { assertSuccess, jobsSettled, pendingJobs, startTestApp, uniqueName, type TestApp, type TestUser } from "./helpers.ts";
+import { startSmtpCapture, type SmtpCapture } from "./smtp-capture.ts";
 
 let t: TestApp;
-let smtp: SMTPServer;
-const received: ParsedMail[] = [];
+let smtp: SmtpCapture;
 /** Seconds added to the real clock: moving it on makes a pending batch due. */
 let offset = 0;
 
 before(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    logger: false,
-    onData(stream, _session, callback) {
-      simpleParser(stream)
-        .then((mail) => {
-          received.push(mail);
-          callback();
-        })
-        .catch(callback);
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  const { port } = smtp.server.address() as AddressInfo;
-  t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${port}` });
+  smtp = await startSmtpCapture();
+  t = await startTestApp({ smtpUrl: smtp.url });
   t.services.now = () => Math.floor(Date.now() / 1000) + offset;
 });
 after(async () => {
   await t?.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp?.close();
 });
 beforeEach(() => {
-  received.length = 0;
+  smtp.received.length = 0;
 });
 
 const BATCH_SECONDS = 60;
@@ -80,7 +64,7 @@ async function batchGoesOut(): Promise<void> {
   await jobsSettled(t.services);
 }
 
-const mailsTo = (user: TestUser) => received.filter((m) => m.to && !Array.isArray(m.to) && m.to.value.some((a) => a.address === user.email));
+const mailsTo = (user: TestUser) => smtp.received.filter((m) => m.to && !Array.isArray(m.to) && m.to.value.some((a) => a.address === user.email));
 
 async function fullName(user: TestUser): Promise<string> {
   return assertSuccess(await t.api(user, "GET", "/users/me")).full_name as string;
@@ -219,7 +203,7 @@ describe("missed-message emails", () => {
     assert.match(mailsTo(reader)[0]!.text ?? "", /still unread/);
     assert.ok(kept > read);
 
-    received.length = 0;
+    smtp.received.length = 0;
     const other = await recipient();
     const gone = await send(t.users.owner, { type: "direct", to: [other.id], content: "deleted soon" });
     const alsoRead = await send(t.users.owner, { type: "direct", to: [other.id], content: "read soon" });
@@ -254,7 +238,7 @@ describe("missed-message emails", () => {
     assert.match(mail.text ?? "", /you have disabled message content/);
     assert.doesNotMatch(`${mail.text} ${String(mail.html)}`, /secret plans/);
 
-    received.length = 0;
+    smtp.received.length = 0;
     assertSuccess(await t.api(t.users.owner, "PATCH", "/realm", { message_content_allowed_in_email_notifications: false }));
     try {
       const reader = await recipient();
@@ -285,7 +269,7 @@ describe("missed-message emails", () => {
       [["enable_offline_email_notifications", false]],
     );
     // Now off: the next DM brings no email.
-    received.length = 0;
+    smtp.received.length = 0;
     await send(t.users.member, { type: "direct", to: [reader.id], content: "after unsubscribing" });
     await batchGoesOut();
     assert.equal(mailsTo(reader).length, 0);

@@ -19,7 +19,7 @@ import * as tar from "tar-stream";
 import { exportRealmToFile } from "../src/actions/realm-export.ts";
 import { EXPORT_LIMIT, EXPORT_RETENTION_SECONDS, ExportStatus, ExportType, MESSAGE_CHUNK_SIZE } from "../src/domain/realm-export.ts";
 import { REALM_EXPORT_EXPIRE_JOB, REALM_EXPORT_JOB } from "../src/jobs/names.ts";
-import { assertError, assertSuccess, basicAuth, dropPgSchema, jobsSettled, sortedIds, startTestApp, uniqueName, type Params, type TestApp, type TestUser } from "./helpers.ts";
+import { assertError, assertSuccess, basicAuth, createChannel, dropPgSchema, jobsSettled, sortedIds, startTestApp, type Params, type TestApp, type TestUser } from "./helpers.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -83,19 +83,7 @@ async function download(user: TestUser | null, url: string): Promise<Response> {
   return fetch(url.replace("http://parley.test", t.url), { headers: user ? { authorization: basicAuth(user.email, user.apiKey) } : {} });
 }
 
-async function newChannel(creator: TestUser, subscribers: TestUser[], params: Params = {}): Promise<{ id: number; name: string }> {
-  const name = uniqueName("export channel");
-  assertSuccess(
-    await t.api(creator, "POST", "/users/me/subscriptions", {
-      subscriptions: [{ name }],
-      principals: [creator.id, ...subscribers.map((s) => s.id)],
-      send_new_subscription_messages: false,
-      ...params,
-    }),
-  );
-  const id = assertSuccess(await t.api(creator, "GET", "/get_stream_id", { stream: name })).stream_id as number;
-  return { id, name };
-}
+const newChannel = (creator: TestUser, subscribers: TestUser[], params: Params = {}) => createChannel(t, creator, subscribers, "export channel", params);
 
 const sendChannel = async (user: TestUser, channelId: number, content: string) =>
   assertSuccess(await t.api(user, "POST", "/messages", { type: "channel", to: channelId, topic: "export", content })).id as number;
