@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Role } from "../src/domain/roles.ts";
-import { assertError, assertSuccess, startTestApp, uniqueName, type ApiResponse, type Params, type TestApp, type TestUser } from "./helpers.ts";
+import { assertError, assertSuccess, createChannel, startTestApp, uniqueName, type ApiResponse, type Params, type TestApp, type TestUser } from "./helpers.ts";
 
 let t: TestApp;
 
@@ -27,19 +27,7 @@ async function receiptIds(viewer: TestUser, id: number): Promise<number[]> {
   return reply.user_ids as number[];
 }
 
-async function newChannel(creator: TestUser, subscribers: TestUser[], params: Params = {}): Promise<{ id: number; name: string }> {
-  const name = uniqueName("receipts");
-  assertSuccess(
-    await t.api(creator, "POST", "/users/me/subscriptions", {
-      subscriptions: [{ name }],
-      principals: [creator.id, ...subscribers.map((s) => s.id)],
-      send_new_subscription_messages: false,
-      ...params,
-    }),
-  );
-  const id = assertSuccess(await t.api(creator, "GET", "/get_stream_id", { stream: name })).stream_id as number;
-  return { id, name };
-}
+const newChannel = (creator: TestUser, subscribers: TestUser[], params: Params = {}) => createChannel(t, creator, subscribers, "receipts", params);
 
 async function post(sender: TestUser, channel: { id: number }): Promise<number> {
   return assertSuccess(await t.api(sender, "POST", "/messages", { type: "channel", to: channel.id, topic: "receipts", content: "read me" })).id as number;
