@@ -125,6 +125,8 @@ const PAGE_ROUTES: Record<string, { params?: string[]; page?: boolean; extra?: R
     },
   },
   "GET /user_avatars/:realm_id/emoji/images/:file_name": { page: true },
+  // An organization export's tarball (administrators only): the HTML errors of the other files.
+  "GET /user_avatars/exports/:realm_id/:token/:file_name": { page: true },
   // Avatar and icon images, and the emoji data file: a missing one is the HTML "File not found" of the other files.
   "GET /user_avatars/:realm_id/:file_name": { page: true },
   "GET /user_avatars/:realm_id/default/:file_name": { page: true },
