@@ -8,7 +8,7 @@ import type { ParsedMail } from "mailparser";
 import { parseUserSettings } from "../src/domain/user-settings.ts";
 import { MISSED_MESSAGE_CHECK_JOB, MISSED_MESSAGE_EMAIL_JOB, type MissedMessageCheckJob } from "../src/jobs/names.ts";
 import { enqueueJob } from "../src/jobs/queue.ts";
-import { assertSuccess, jobsSettled, pendingJobs, startTestApp, uniqueName, type TestApp, type TestUser } from "./helpers.ts";
+import { assertSuccess, jobsSettled, pendingJobs, startJobRunner, startTestApp, uniqueName, type TestApp, type TestUser } from "./helpers.ts";
 import { startSmtpCapture, type SmtpCapture } from "./smtp-capture.ts";
 
 let t: TestApp;
@@ -51,7 +51,7 @@ async function send(sender: TestUser, params: Record<string, unknown>): Promise<
   return assertSuccess(await t.api(sender, "POST", "/messages", params)).id as number;
 }
 
-/** The decisions made (check jobs done); the batch is still waiting. */
+/** Checks queued as an earlier version queued them are done (a send decides in its own transaction); the batch is still waiting. */
 async function decided(): Promise<void> {
   await jobsSettled(t.services, [MISSED_MESSAGE_CHECK_JOB]);
 }
@@ -147,7 +147,24 @@ describe("missed-message emails", () => {
     assert.match(mailsTo(listener)[0]!.text ?? "", /New messages in #.* > anything[\s\S]*plain news/);
   });
 
-  test("a decision run twice (a crash before its job ended) owes one email: one row, one job", async () => {
+  test("the send itself records the email owed: its row and the user's job commit with the message, no check job", async () => {
+    const reader = await recipient();
+    // With the runner stopped, nothing but the send's own transaction can have written them.
+    await t.services.jobs!.stop();
+    try {
+      const id = await send(t.users.member, { type: "direct", to: [reader.id], content: "recorded with the message" });
+      const rows = await t.services.storage.db.selectFrom("missed_message_emails").select(["message_id", "trigger"]).where("user_id", "=", reader.id).execute();
+      assert.deepEqual(rows, [{ message_id: id, trigger: "direct_message" }]);
+      assert.deepEqual(await pendingJobs(t.services, MISSED_MESSAGE_CHECK_JOB), []);
+      assert.deepEqual(await pendingJobs(t.services, MISSED_MESSAGE_EMAIL_JOB), [{ user_id: reader.id }]);
+    } finally {
+      t.services.jobs = startJobRunner(t.services);
+    }
+    await batchGoesOut();
+    assert.equal(mailsTo(reader).length, 1);
+  });
+
+  test("a check queued by an earlier version, run twice (a crash before its job ended), owes one email: one row, one job", async () => {
     const reader = await recipient();
     const id = await send(t.users.member, { type: "direct", to: [reader.id], content: "only once" });
     await decided();

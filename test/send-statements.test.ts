@@ -62,7 +62,7 @@ async function logged(action: () => Promise<unknown>): Promise<{ statements: str
 
 /**
  * The request's own statements: the job runner is stopped meanwhile, so a job
- * the send queued (the missed-message check) does not run inside the window.
+ * the send queued (a link preview, a push) does not run inside the window.
  */
 async function statementsOf(send: () => Promise<unknown>): Promise<string[]> {
   await t.services.jobs!.stop();
@@ -131,18 +131,34 @@ describe("POST /messages: statements per send", () => {
     assert.deepEqual(second.compiled, ["select alert_words"]);
   });
 
-  test("a mention adds only the mentioned person's settings and their topic policy (automatic follow)", async () => {
+  test("a mention adds only the mentioned person's settings and their topic policy (automatic follow), and the email owed", async () => {
     const statements = await statementsOf(() =>
       t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "@**Adam Admin** look" }).then(assertSuccess),
     );
     const plain = statements.slice(0, statements.indexOf("raw SELECT user_id FROM") + 1);
-    // Adam follows the topic now: his settings, his topic row (read, written), and his muted topics for the legacy event;
-    // then the job that decides whether he is owed a missed-message email.
-    assert.deepEqual(statements.slice(plain.length), ["select users", "select user_topics", "insert user_topics", "select user_topics", "insert jobs"]);
-    // Once he follows it, a second mention reads his settings and topic row only.
+    // Adam has no client open, so he is owed a missed-message email, decided in the send's own transaction
+    // (no job to decide it later): his settings, presence, subscription and topic policy in one statement,
+    // his pending batch, the row, and whether his email job is queued already (the Notification Bot's
+    // message about his subscription queued it).
+    const emailOwed = ["select users", "select missed_message_emails", "insert missed_message_emails", "select jobs"];
+    // Adam follows the topic now: his settings, his topic row (read, written), and his muted topics for the legacy event.
+    assert.deepEqual(statements.slice(plain.length), ["select users", "select user_topics", "insert user_topics", "select user_topics", ...emailOwed]);
+    // Once he follows it, a second mention reads his settings and topic row only, then the same email decision.
     const again = await statementsOf(() =>
       t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "@**Adam Admin** again" }).then(assertSuccess),
     );
-    assert.deepEqual(again.slice(again.indexOf("raw SELECT user_id FROM") + 1), ["select users", "select user_topics", "insert jobs"]);
+    assert.deepEqual(again.slice(again.indexOf("raw SELECT user_id FROM") + 1), ["select users", "select user_topics", ...emailOwed]);
+  });
+
+  test("a mention of someone with a client open: one statement finds them active, nothing more", async () => {
+    const online = await t.createUser("Olive Online");
+    assertSuccess(await t.api(t.users.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "costs" }], principals: [online.id] }));
+    await t.register(online);
+    assertSuccess(await t.api(online, "POST", "/users/me/presence", { status: "active" }));
+    // A topic Adam does not follow, so Olive is the only one who may be owed an email.
+    const statements = await statementsOf(() =>
+      t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "elsewhere", content: "@**Olive Online** here?" }).then(assertSuccess),
+    );
+    assert.deepEqual(statements.slice(statements.indexOf("raw SELECT user_id FROM") + 1), ["select users", "select user_topics", "insert user_topics", "select user_topics", "select users"]);
   });
 });

@@ -51,7 +51,8 @@ import { preparedQuery } from "../storage/compiled.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { enqueueLinkPreviews, linkPreviewsOn } from "./link-previews.ts";
-import { MISSED_MESSAGE_CHECK_JOB, PUSH_MESSAGE_JOB, type MissedMessageCheckJob, type PushMessageJob } from "../jobs/names.ts";
+import { PUSH_MESSAGE_JOB, type MissedMessageCheckJob, type PushMessageJob } from "../jobs/names.ts";
+import { recordMissedMessageEmails } from "./missed-message-emails.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import { pushCandidates, pushMessageOf } from "../domain/push.ts";
 import { notificationCandidates } from "../domain/notifications.ts";
@@ -649,12 +650,12 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
       await enqueueJob(trx, pending, services, PUSH_MESSAGE_JOB, job);
     }
   }
-  // Missed-message emails: who of the recipients may be owed one is decided now, with the message; whether
-  // they are idle and what their settings say, by the job right after the commit (as Zulip's Tornado does).
+  // Missed-message emails: owed to idle candidates whose settings ask, decided and recorded with the message
+  // (as Zulip's Tornado decides on the message event), so no later transaction is paid per send.
   const emailCandidates = notificationCandidates(sender.id, channel === null, Object.entries(flags).map(([id, names]) => [Number(id), names]), listeners);
   if (Object.keys(emailCandidates).length > 0) {
-    const job: MissedMessageCheckJob = { realm_id: realm.id, message_id: messageId, channel: channel ? { id: channel.id, topic_key: topicKey, listeners: [...listeners] } : null, candidates: emailCandidates };
-    await enqueueJob(trx, pending, services, MISSED_MESSAGE_CHECK_JOB, job);
+    const check: MissedMessageCheckJob = { realm_id: realm.id, message_id: messageId, channel: channel ? { id: channel.id, topic_key: topicKey, listeners: [...listeners] } : null, candidates: emailCandidates };
+    await recordMissedMessageEmails(services, trx, pending, check);
   }
   pending.addMessage(realm.id, { type: "message", message: eventMessage }, [...flagsByUser.keys()], {
     flags,

@@ -59,8 +59,9 @@ export interface OutgoingWebhookJob {
 /**
  * Decide which of a new message's candidates are owed a missed-message email
  * (idle, trigger, settings) and record it: a missed_message_emails row each,
- * and the user's MISSED_MESSAGE_EMAIL_JOB for their batch. Queued with the
- * message, as Zulip's Tornado decides on the message event.
+ * and the user's MISSED_MESSAGE_EMAIL_JOB for their batch. A send now makes
+ * this decision in its own transaction (actions/missed-message-emails.ts);
+ * the job runs only checks that an earlier version queued.
  */
 export const MISSED_MESSAGE_CHECK_JOB = "missed_message_check";
 export interface MissedMessageCheckJob {

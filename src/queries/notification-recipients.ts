@@ -12,6 +12,8 @@ export interface NotificationRecipientFacts {
   settings: string;
   isBot: boolean;
   isActive: boolean;
+  /** The presence row's last active time (UNIX seconds), null without one. */
+  lastActiveTime: number | null;
   /** For channel messages: the subscription's mute and overrides, and the topic's visibility policy. */
   channelMuted: boolean;
   wildcardOverride: boolean | null;
@@ -19,61 +21,56 @@ export interface NotificationRecipientFacts {
   topicPolicy: number | null;
 }
 
-/** Each recipient's settings, and for a channel message their subscription's and topic's settings. */
+/**
+ * Each recipient's settings and presence, and for a channel message their
+ * subscription's and topic's settings: one statement (a send runs it in its
+ * own transaction for missed-message emails).
+ */
 export async function notificationRecipientFacts(
   db: Db,
   userIds: readonly number[],
   channel: { channelId: number; topicKey: string } | null,
 ): Promise<Map<number, NotificationRecipientFacts>> {
   const facts = new Map<number, NotificationRecipientFacts>();
-  if (userIds.length === 0) return facts;
-  const users = await db.selectFrom("users").select(["id", "settings", "is_bot", "is_active"]).where("id", "in", userIds).execute();
-  for (const u of users) {
-    facts.set(u.id, { settings: u.settings, isBot: u.is_bot, isActive: u.is_active, channelMuted: false, wildcardOverride: null, emailOverride: null, topicPolicy: null });
-  }
-  if (channel) {
-    const subs = await db
-      .selectFrom("subscriptions")
-      .select(["user_id", "is_muted", "wildcard_mentions_notify", "email_notifications"])
-      .where("channel_id", "=", channel.channelId)
-      .where("user_id", "in", userIds)
+  // Direct messages join no subscription or topic: IDs start at 1, so channel 0 matches no row.
+  const channelId = channel?.channelId ?? 0;
+  const topicKey = channel?.topicKey ?? "";
+  for (const chunk of inChunks([...userIds])) {
+    const rows = await db
+      .selectFrom("users as u")
+      .leftJoin("user_presence as p", "p.user_id", "u.id")
+      .leftJoin("subscriptions as s", (j) => j.onRef("s.user_id", "=", "u.id").on("s.channel_id", "=", channelId))
+      .leftJoin("user_topics as t", (j) => j.onRef("t.user_id", "=", "u.id").on("t.channel_id", "=", channelId).on("t.topic_key", "=", topicKey))
+      .select(["u.id", "u.settings", "u.is_bot", "u.is_active", "p.last_active_time", "s.is_muted", "s.wildcard_mentions_notify", "s.email_notifications", "t.visibility_policy"])
+      .where("u.id", "in", chunk)
       .execute();
-    for (const s of subs) {
-      const f = facts.get(s.user_id);
-      if (f) Object.assign(f, { channelMuted: s.is_muted, wildcardOverride: s.wildcard_mentions_notify, emailOverride: s.email_notifications });
-    }
-    const topics = await db
-      .selectFrom("user_topics")
-      .select(["user_id", "visibility_policy"])
-      .where("channel_id", "=", channel.channelId)
-      .where("topic_key", "=", channel.topicKey)
-      .where("user_id", "in", userIds)
-      .execute();
-    for (const t of topics) {
-      const f = facts.get(t.user_id);
-      if (f) f.topicPolicy = t.visibility_policy;
+    for (const r of rows) {
+      facts.set(r.id, {
+        settings: r.settings,
+        isBot: r.is_bot,
+        isActive: r.is_active,
+        lastActiveTime: r.last_active_time === null ? null : Number(r.last_active_time),
+        channelMuted: r.is_muted ?? false,
+        wildcardOverride: r.wildcard_mentions_notify,
+        emailOverride: r.email_notifications,
+        topicPolicy: r.visibility_policy,
+      });
     }
   }
   return facts;
 }
 
 /**
- * Which of `userIds` are idle as Zulip decides (domain/notifications.ts
+ * Which of `facts`' users are idle as Zulip decides (domain/notifications.ts
  * isIdle): no client polled for events recently, in any process, or no
  * active presence recently.
  */
-export async function idleUsers(services: Pick<Services, "queues" | "now">, db: Db, userIds: readonly number[]): Promise<Set<number>> {
+export async function idleAmong(services: Pick<Services, "queues" | "now">, facts: ReadonlyMap<number, NotificationRecipientFacts>): Promise<Set<number>> {
   const idle = new Set<number>();
-  if (userIds.length === 0) return idle;
-  const active = new Map<number, number | null>();
-  for (const chunk of inChunks([...userIds])) {
-    const rows = await db.selectFrom("user_presence").select(["user_id", "last_active_time"]).where("user_id", "in", chunk).execute();
-    for (const r of rows) active.set(r.user_id, r.last_active_time === null ? null : Number(r.last_active_time));
-  }
   const now = services.now();
-  for (const id of userIds) {
+  for (const [id, f] of facts) {
     const polled = await services.queues.recentlyPolled(id, IDLE_AFTER_SECONDS * 1000);
-    if (isIdle(polled, active.get(id) ?? null, now)) idle.add(id);
+    if (isIdle(polled, f.lastActiveTime, now)) idle.add(id);
   }
   return idle;
 }

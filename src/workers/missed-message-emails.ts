@@ -1,36 +1,19 @@
 // Missed-message emails on the job queue (Zulip's missedmessage_emails queue
-// and ScheduledMessageNotificationEmail). Two jobs:
-// - missed_message_check: queued with a new message that has candidates
-//   (actions/messages.ts). Decides per candidate, as Zulip's Tornado does on
-//   the message event: idle (domain/notifications.ts isIdle), a trigger that
-//   their email settings allow. For each one owed an email it writes a
-//   missed_message_emails row, scheduled with the user's pending batch or,
-//   without one, at now + email_notifications_batching_period_seconds, and
-//   makes sure one missed_message_email job of theirs is queued for it. Rows,
-//   job and the check's end commit together: a crash before the commit runs
-//   the check again (rows are unique per (user, message)), after it loses
-//   nothing.
+// and ScheduledMessageNotificationEmail). Who is owed an email is decided in
+// the send's transaction (actions/missed-message-emails.ts), which writes the
+// missed_message_emails rows and queues the user's job:
 // - missed_message_email: a user's due rows. Messages read or deleted
 //   meanwhile are left out; the rest go out as one email per conversation.
 import { unsubscribeUrl } from "../actions/email-unsubscribe.ts";
+import { recordMissedMessageEmails } from "../actions/missed-message-emails.ts";
 import { includeRealmName, missedMessageEmail, settingForTrigger, unsubscribeTypeFor, type EmailConversation } from "../domain/email-notifications.ts";
 import { Flag } from "../domain/message-flags.ts";
-import { VisibilityPolicy } from "../domain/messages.ts";
 import { messageLinkUrl } from "../domain/message-links.ts";
-import { notificationTrigger } from "../domain/notifications.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
-import {
-  MISSED_MESSAGE_CHECK_JOB,
-  MISSED_MESSAGE_EMAIL_JOB,
-  missedMessageEmailJobKey,
-  type MissedMessageCheckJob,
-  type MissedMessageEmailJob,
-} from "../jobs/names.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { MISSED_MESSAGE_CHECK_JOB, MISSED_MESSAGE_EMAIL_JOB, type MissedMessageCheckJob, type MissedMessageEmailJob } from "../jobs/names.ts";
 import type { JobRunner, Worker } from "../jobs/runner.ts";
 import { sendEmail } from "../mail.ts";
-import { idleUsers, notificationRecipientFacts } from "../queries/notification-recipients.ts";
 import type { Services } from "../services.ts";
 
 /** Registers the missed-message email workers on `runner`. */
@@ -39,62 +22,13 @@ export function registerMissedMessageEmailWorkers(runner: JobRunner, services: S
   runner.register(MISSED_MESSAGE_EMAIL_JOB, emailWorker(services, log));
 }
 
+/** A check queued by an earlier version, which decided after the commit: the same decision, ending with the job. */
 function checkWorker(services: Services): Worker<MissedMessageCheckJob> {
   return {
-    run: async ({ message_id, channel, candidates }, job) => {
-      const db = services.storage.db;
-      const ids = Object.keys(candidates).map(Number);
-      const facts = await notificationRecipientFacts(db, ids, channel && { channelId: channel.id, topicKey: channel.topic_key });
-      const idle = await idleUsers(services, db, ids);
-      const listeners = new Set(channel?.listeners ?? []);
-      const owed: { userId: number; trigger: string; periodMs: number }[] = [];
-      for (const userId of ids) {
-        const f = facts.get(userId);
-        if (!f || f.isBot || !f.isActive || !idle.has(userId)) continue;
-        const settings = parseUserSettings(f.settings);
-        const trigger = notificationTrigger({
-          flags: candidates[userId] ?? [],
-          isDirectMessage: channel === null,
-          dmMentionEnabled: settings.enable_offline_email_notifications,
-          followedTopicEnabled: settings.enable_followed_topic_email_notifications,
-          channelEnabled: f.emailOverride ?? settings.enable_stream_email_notifications,
-          channelMuted: f.channelMuted,
-          // Following since this very message (it mentioned them) does not count for it.
-          topicPolicy: f.topicPolicy === VisibilityPolicy.FOLLOWED && !listeners.has(userId) ? null : f.topicPolicy,
-          wildcardMentionsNotify: f.wildcardOverride ?? settings.wildcard_mentions_notify,
-          followedTopicWildcardMentionsNotify: settings.enable_followed_topic_wildcard_mentions_notify,
-          alertWordsAsMentions: true,
-        });
-        if (trigger !== null) owed.push({ userId, trigger, periodMs: settings.email_notifications_batching_period_seconds * 1000 });
-      }
-      if (owed.length === 0) return;
+    run: async (check, job) => {
       const afterCommit: (() => void)[] = [];
-      const pending = { afterCommit: (c: () => void) => afterCommit.push(c) };
-      await db.transaction().execute(async (trx) => {
-        const now = services.nowMs();
-        for (const { userId, trigger, periodMs } of owed) {
-          // Zulip's batching: a message joins the user's pending batch, else starts one.
-          const batch = await trx.selectFrom("missed_message_emails").select("scheduled_at").where("user_id", "=", userId).orderBy("scheduled_at").limit(1).executeTakeFirst();
-          const scheduledAt = batch ? Number(batch.scheduled_at) : now + periodMs;
-          await trx
-            .insertInto("missed_message_emails")
-            .values({ user_id: userId, message_id, trigger, scheduled_at: scheduledAt })
-            .onConflict((oc) => oc.columns(["user_id", "message_id"]).doNothing())
-            .execute();
-          // One queued job per user: a queued one (not yet claimed) will see this row. On PostgreSQL the row
-          // lock keeps a runner from claiming it (SKIP LOCKED) until this commits; SQLite has one writer.
-          let queued = trx
-            .selectFrom("jobs")
-            .select("id")
-            .where("job_key", "=", missedMessageEmailJobKey(userId))
-            .where("name", "=", MISSED_MESSAGE_EMAIL_JOB)
-            .where("status", "=", "queued");
-          if (services.storage.dialect === "postgres") queued = queued.forUpdate();
-          if (!(await queued.executeTakeFirst())) {
-            const payload: MissedMessageEmailJob = { user_id: userId };
-            await enqueueJob(trx, pending, services, MISSED_MESSAGE_EMAIL_JOB, payload, { key: missedMessageEmailJobKey(userId), runAt: scheduledAt });
-          }
-        }
+      await services.storage.db.transaction().execute(async (trx) => {
+        await recordMissedMessageEmails(services, trx, { afterCommit: (c) => afterCommit.push(c) }, check);
         await job.completeIn(trx);
       });
       for (const c of afterCommit) c();

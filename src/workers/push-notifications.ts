@@ -26,7 +26,7 @@ import {
 import { enqueueJobs } from "../jobs/queue.ts";
 import { PermanentJobFailure, type JobRunner, type Worker } from "../jobs/runner.ts";
 import { callPushService, PushServiceError } from "../outbound/push-service.ts";
-import { idleUsers, notificationRecipientFacts } from "../queries/notification-recipients.ts";
+import { idleAmong, notificationRecipientFacts } from "../queries/notification-recipients.ts";
 import { pushDeviceById, usersWithPushDevices } from "../queries/push-devices.ts";
 import type { Services } from "../services.ts";
 
@@ -84,7 +84,7 @@ export function registerPushWorkers(runner: JobRunner, services: Services): void
       const isDirectMessage = message.type === "private";
       const channel = !isDirectMessage && message.stream_id !== undefined ? { channelId: message.stream_id, topicKey: message.subject.toLowerCase() } : null;
       const facts = await notificationRecipientFacts(db, withDevices, channel);
-      const idle = await idleUsers(services, db, withDevices);
+      const idle = await idleAmong(services, facts);
       const realm = await db.selectFrom("realms").select(["id", "name"]).where("id", "=", realm_id).executeTakeFirst();
       if (!realm) return;
       const ctx: PushContext = { realmId: realm.id, realmName: realm.name, realmUrl: config.externalUrl, server: new URL(config.externalUrl).host };
