@@ -16,12 +16,30 @@ import { MISSED_MESSAGE_EMAIL_JOB, missedMessageEmailJobKey, type MissedMessageC
 import { enqueueJob, type EnqueueContext } from "../jobs/queue.ts";
 import { idleAmong, notificationRecipientFacts } from "../queries/notification-recipients.ts";
 import type { Services } from "../services.ts";
+import { preparedQuery } from "../storage/compiled.ts";
 import type { Trx } from "./transaction.ts";
+
+// Compiled once: a send runs them for every idle person it owes an email.
+const pendingBatch = preparedQuery((db, a: { userId: number }) =>
+  db.selectFrom("missed_message_emails").select("scheduled_at").where("user_id", "=", a.userId).orderBy("scheduled_at").limit(1),
+);
+const insertOwedEmail = preparedQuery((db, a: { userId: number; messageId: number; trigger: string; scheduledAt: number }) =>
+  db
+    .insertInto("missed_message_emails")
+    .values({ user_id: a.userId, message_id: a.messageId, trigger: a.trigger, scheduled_at: a.scheduledAt })
+    .onConflict((oc) => oc.columns(["user_id", "message_id"]).doNothing()),
+);
+const queuedEmailJob = preparedQuery((db, a: { key: string }) =>
+  db.selectFrom("jobs").select("id").where("job_key", "=", a.key).where("name", "=", MISSED_MESSAGE_EMAIL_JOB).where("status", "=", "queued"),
+);
+const queuedEmailJobLocked = preparedQuery((db, a: { key: string }) =>
+  db.selectFrom("jobs").select("id").where("job_key", "=", a.key).where("name", "=", MISSED_MESSAGE_EMAIL_JOB).where("status", "=", "queued").forUpdate(),
+);
 
 /** Records the missed-message emails `check`'s message owes, in `trx`. */
 export async function recordMissedMessageEmails(services: Services, trx: Trx, pending: EnqueueContext, check: MissedMessageCheckJob): Promise<void> {
   const { message_id, channel, candidates } = check;
-  const facts = await notificationRecipientFacts(trx, Object.keys(candidates).map(Number), channel && { channelId: channel.id, topicKey: channel.topic_key });
+  const facts = await notificationRecipientFacts(services.storage, trx, Object.keys(candidates).map(Number), channel && { channelId: channel.id, topicKey: channel.topic_key });
   const idle = await idleAmong(services, facts);
   const listeners = new Set(channel?.listeners ?? []);
   const now = services.nowMs();
@@ -44,23 +62,13 @@ export async function recordMissedMessageEmails(services: Services, trx: Trx, pe
     });
     if (trigger === null) continue;
     // Zulip's batching: a message joins the user's pending batch, else starts one.
-    const batch = await trx.selectFrom("missed_message_emails").select("scheduled_at").where("user_id", "=", userId).orderBy("scheduled_at").limit(1).executeTakeFirst();
+    const batch = await pendingBatch.executeTakeFirst(trx, { userId });
     const scheduledAt = batch ? Number(batch.scheduled_at) : now + settings.email_notifications_batching_period_seconds * 1000;
-    await trx
-      .insertInto("missed_message_emails")
-      .values({ user_id: userId, message_id, trigger, scheduled_at: scheduledAt })
-      .onConflict((oc) => oc.columns(["user_id", "message_id"]).doNothing())
-      .execute();
+    await insertOwedEmail.execute(trx, { userId, messageId: message_id, trigger, scheduledAt });
     // One queued job per user: a queued one (not yet claimed) will see this row. On PostgreSQL the row
     // lock keeps a runner from claiming it (SKIP LOCKED) until this commits; SQLite has one writer.
-    let queued = trx
-      .selectFrom("jobs")
-      .select("id")
-      .where("job_key", "=", missedMessageEmailJobKey(userId))
-      .where("name", "=", MISSED_MESSAGE_EMAIL_JOB)
-      .where("status", "=", "queued");
-    if (services.storage.dialect === "postgres") queued = queued.forUpdate();
-    if (!(await queued.executeTakeFirst())) {
+    const queued = services.storage.dialect === "postgres" ? queuedEmailJobLocked : queuedEmailJob;
+    if (!(await queued.executeTakeFirst(trx, { key: missedMessageEmailJobKey(userId) }))) {
       const payload: MissedMessageEmailJob = { user_id: userId };
       await enqueueJob(trx, pending, services, MISSED_MESSAGE_EMAIL_JOB, payload, { key: missedMessageEmailJobKey(userId), runAt: scheduledAt });
     }

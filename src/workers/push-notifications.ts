@@ -83,7 +83,7 @@ export function registerPushWorkers(runner: JobRunner, services: Services): void
       if (withDevices.length === 0) return;
       const isDirectMessage = message.type === "private";
       const channel = !isDirectMessage && message.stream_id !== undefined ? { channelId: message.stream_id, topicKey: message.subject.toLowerCase() } : null;
-      const facts = await notificationRecipientFacts(db, withDevices, channel);
+      const facts = await notificationRecipientFacts(services.storage, db, withDevices, channel);
       const idle = await idleAmong(services, facts);
       const realm = await db.selectFrom("realms").select(["id", "name"]).where("id", "=", realm_id).executeTakeFirst();
       if (!realm) return;
