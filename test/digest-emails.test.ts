@@ -292,4 +292,45 @@ describe("weekly digest emails", () => {
     assert.equal(digestsTo(reader).length, 0);
     assert.match(digestsTo(t.users.member)[0]?.text ?? "", /news after unsubscribing/);
   });
+
+  test("a guest outside can_access_all_users_group hears of no new people; a member of the same channel does", async () => {
+    const limited = await t.createUser(uniqueName("Limited Guest"), Role.GUEST);
+    const colleague = await t.createUser(uniqueName("Colleague"));
+    offset += 3 * DAY;
+    await t.createUser("Olga Onboarded");
+    const channel = await newChannel({ members: [limited, colleague] });
+    await say(t.users.owner, channel, "plans", "the guest may read this");
+    const groups = await t.systemGroupIds();
+    assertSuccess(await t.api(t.users.owner, "PATCH", "/realm", { can_access_all_users_group: JSON.stringify({ new: groups["role:members"] }) }));
+    try {
+      await daysPassUntilDigestDay(3);
+      await checkRuns();
+    } finally {
+      assertSuccess(await t.api(t.users.owner, "PATCH", "/realm", { can_access_all_users_group: JSON.stringify({ new: groups["role:everyone"] }) }));
+    }
+    const [guestMail] = digestsTo(limited);
+    assert.ok(guestMail, "the guest still gets the conversations of their channel");
+    assert.match(guestMail.text ?? "", /the guest may read this/);
+    assert.doesNotMatch(`${guestMail.text ?? ""}${String(guestMail.html)}`, /New users|Olga Onboarded/);
+    assert.match(digestsTo(colleague)[0]?.text ?? "", /Olga Onboarded joined Test Org\./);
+  });
+
+  test("with the organization hiding message content, counts and the organization's reason, for everyone", async () => {
+    const person = await t.createUser(uniqueName("Org Hidden"));
+    offset += 3 * DAY;
+    const channel = await newChannel({ members: [person] });
+    await say(t.users.owner, channel, "confidential", "org secret words");
+    assertSuccess(await t.api(t.users.owner, "PATCH", "/realm", { message_content_allowed_in_email_notifications: false }));
+    try {
+      await daysPassUntilDigestDay(3);
+      await checkRuns();
+    } finally {
+      assertSuccess(await t.api(t.users.owner, "PATCH", "/realm", { message_content_allowed_in_email_notifications: true }));
+    }
+    const [mail] = digestsTo(person);
+    assert.ok(mail);
+    assert.match(mail.text ?? "", /You have 1 new messages?, and there are 1 new channels in Test Org\./);
+    assert.match(mail.text ?? "", /your organization hides message content in email notifications/);
+    assert.doesNotMatch(`${mail.text ?? ""}${String(mail.html)}`, /org secret|confidential/);
+  });
 });
