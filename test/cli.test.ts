@@ -348,6 +348,17 @@ test("import zulip refuses a database that has an organization: exit 2, nothing 
   assert.match(key.stdout.trim(), API_KEY);
 });
 
+test("import slack refuses a database that has an organization: exit 2, nothing changed", { timeout: 180_000 }, async (t) => {
+  const db = freshDb(t);
+  await ok(db, ["init", "--org-name", "Acme", "--owner-email", OWNER.email, "--owner-password", OWNER.password]);
+  const result = await cli(db, ["import", "slack", path.join(db.dataDir, "Acme Slack export.zip")]);
+  assert.equal(result.code, 2, describe(result));
+  assert.match(result.stderr, /already has an organization/);
+  assert.equal(result.stdout, "");
+  const key = await ok(db, ["api-key", "--email", OWNER.email]);
+  assert.match(key.stdout.trim(), API_KEY);
+});
+
 test("init without --json prints the credentials and a zuliprc", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
   const env = { EXTERNAL_URL: "https://chat.acme.example" };
@@ -452,7 +463,7 @@ test("migrate succeeds, and again on a migrated database", { timeout: 180_000 },
 
 test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdout", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
-  const [none, unknown, bogus, serveArgs, initMissing, help, dashH, importNone, importSlack, importExtra] = await Promise.all([
+  const [none, unknown, bogus, serveArgs, initMissing, help, dashH, importNone, importOther, importExtra] = await Promise.all([
     cli(db, []),
     cli(db, ["frobnicate"]),
     cli(db, ["init", "--bogus"]),
@@ -461,7 +472,7 @@ test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdou
     cli(db, ["help"]),
     cli(db, ["--help"]),
     cli(db, ["import"]),
-    cli(db, ["import", "slack", "x.zip"]),
+    cli(db, ["import", "mattermost", "x.zip"]),
     cli(db, ["import", "zulip", "a.tar.gz", "b.tar.gz"]),
   ]);
   assertUsage(none, /no command given/);
@@ -469,15 +480,15 @@ test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdou
   assertUsage(bogus, /bogus/);
   assertUsage(serveArgs, /serve takes no arguments/);
   assertUsage(initMissing, /--owner-email is required/);
-  assertUsage(importNone, /import needs a source: zulip/);
-  assertUsage(importSlack, /cannot import from 'slack'/);
+  assertUsage(importNone, /import needs a source: zulip or slack/);
+  assertUsage(importOther, /cannot import from 'mattermost'/);
   assertUsage(importExtra, /import zulip takes one argument/);
-  for (const result of [none, unknown, bogus, serveArgs, initMissing, importNone, importSlack, importExtra]) assert.equal(result.stdout, "", describe(result));
+  for (const result of [none, unknown, bogus, serveArgs, initMissing, importNone, importOther, importExtra]) assert.equal(result.stdout, "", describe(result));
 
   for (const result of [help, dashH]) {
     assert.equal(result.code, 0, describe(result));
     assert.match(result.stdout, /^Usage: parley/);
-    for (const command of ["serve", "migrate", "init", "create-user", "api-key", "import zulip", "move-uploads"]) assert.ok(result.stdout.includes(command), command);
+    for (const command of ["serve", "migrate", "init", "create-user", "api-key", "import zulip", "import slack", "move-uploads"]) assert.ok(result.stdout.includes(command), command);
     assert.equal(result.stderr, "");
   }
   // The help is the same text everywhere.
