@@ -336,28 +336,22 @@ test("import zulip on an empty database: exit 0, counts per table on stdout, the
   assert.match(bad.stderr, /^parley: cannot read .* as a \.tar\.gz: .*\(nothing was imported\)\n$/);
 });
 
-test("import zulip refuses a database that has an organization: exit 2, nothing changed", { timeout: 180_000 }, async (t) => {
-  const db = freshDb(t);
-  await ok(db, ["init", "--org-name", "Acme", "--owner-email", OWNER.email, "--owner-password", OWNER.password]);
-  const result = await cli(db, ["import", "zulip", path.join(db.dataDir, "missing.tar.gz")]);
-  assert.equal(result.code, 2, describe(result));
-  assert.match(result.stderr, /already has an organization/);
-  assert.equal(result.stdout, "");
-  // The organization is the one it was.
-  const key = await ok(db, ["api-key", "--email", OWNER.email]);
-  assert.match(key.stdout.trim(), API_KEY);
-});
-
-test("import slack refuses a database that has an organization: exit 2, nothing changed", { timeout: 180_000 }, async (t) => {
-  const db = freshDb(t);
-  await ok(db, ["init", "--org-name", "Acme", "--owner-email", OWNER.email, "--owner-password", OWNER.password]);
-  const result = await cli(db, ["import", "slack", path.join(db.dataDir, "Acme Slack export.zip")]);
-  assert.equal(result.code, 2, describe(result));
-  assert.match(result.stderr, /already has an organization/);
-  assert.equal(result.stdout, "");
-  const key = await ok(db, ["api-key", "--email", OWNER.email]);
-  assert.match(key.stdout.trim(), API_KEY);
-});
+for (const [source, file] of [
+  ["zulip", "missing.tar.gz"],
+  ["slack", "Acme Slack export.zip"],
+] as const) {
+  test(`import ${source} refuses a database that has an organization: exit 2, nothing changed`, { timeout: 180_000 }, async (t) => {
+    const db = freshDb(t);
+    await ok(db, ["init", "--org-name", "Acme", "--owner-email", OWNER.email, "--owner-password", OWNER.password]);
+    const result = await cli(db, ["import", source, path.join(db.dataDir, file)]);
+    assert.equal(result.code, 2, describe(result));
+    assert.match(result.stderr, /already has an organization/);
+    assert.equal(result.stdout, "");
+    // The organization is the one it was.
+    const key = await ok(db, ["api-key", "--email", OWNER.email]);
+    assert.match(key.stdout.trim(), API_KEY);
+  });
+}
 
 test("init without --json prints the credentials and a zuliprc", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);

@@ -15,11 +15,22 @@ import { importSlack } from "../src/import/slack.ts";
 import { ImportFormatError } from "../src/import/tarball.ts";
 import { unpackZip } from "../src/import/zip.ts";
 import { getDefaultRealm } from "../src/queries/users.ts";
-import { closeServices, openServices, startServer } from "../src/server.ts";
-import type { Services } from "../src/services.ts";
-import { basicAuth, freshStorage, testConfig } from "./helpers.ts";
+import { closeServices, startServer } from "../src/server.ts";
+import { emptyServices, getAs, storedKeys } from "./helpers.ts";
 
 const REPORT = "Q3 numbers: up and to the right.\n";
+
+/** A zip header: its signature, then [offset, value] fields (CRC, sizes and offsets 4 bytes wide, the others 2). */
+function header(length: number, signature: number, fields: [number, number][]): Buffer {
+  const buffer = Buffer.alloc(length);
+  buffer.writeUInt32LE(signature, 0);
+  const wide = new Set(length === 30 ? [14, 18, 22] : [16, 20, 24, 42]);
+  for (const [at, value] of fields) {
+    if (wide.has(at)) buffer.writeUInt32LE(value >>> 0, at);
+    else buffer.writeUInt16LE(value, at);
+  }
+  return buffer;
+}
 
 /** A zip file (deflated entries, UTF-8 names), as Slack's exporter writes them. */
 function zipFile(files: Map<string, string | Buffer>): Buffer {
@@ -31,26 +42,9 @@ function zipFile(files: Map<string, string | Buffer>): Buffer {
     const packed = deflateRawSync(data);
     const nameBytes = Buffer.from(name);
     const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x800, 6);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBytes.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x800, 8);
-    central.writeUInt16LE(8, 10);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(packed.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(nameBytes.length, 28);
-    central.writeUInt32LE(offset, 42);
+    // Version 2.0, UTF-8 names (bit 11), deflated (8); the same fields in both headers, at their offsets.
+    const local = header(30, 0x04034b50, [[4, 20], [6, 0x800], [8, 8], [14, crc], [18, packed.length], [22, data.length], [26, nameBytes.length]]);
+    const central = header(46, 0x02014b50, [[4, 20], [6, 20], [8, 0x800], [10, 8], [16, crc], [20, packed.length], [24, data.length], [28, nameBytes.length], [42, offset]]);
     locals.push(local, nameBytes, packed);
     centrals.push(central, nameBytes);
     offset += 30 + nameBytes.length + packed.length;
@@ -165,26 +159,8 @@ function writeZip(t: TestContext, files: Map<string, string | Buffer>, name = "A
   return file;
 }
 
-async function freshServices(t: TestContext): Promise<Services> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-import-data-"));
-  const config = testConfig({ dataDir });
-  const fresh = await freshStorage(config);
-  const services = await openServices(config, fresh.storage);
-  t.after(async () => {
-    await fresh.cleanup();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
-  return services;
-}
-
-async function storedFiles(services: Services): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const { key } of services.files.list()) keys.push(key);
-  return keys;
-}
-
 test("a Slack export is imported: users, bots, deleted users, channels, threads, mentions, reactions, files, DMs", { timeout: 120_000 }, async (t) => {
-  const services = await freshServices(t);
+  const services = await emptyServices(t);
   const lines: string[] = [];
   const result = await importSlack(services, writeZip(t, exportFiles(await fileServer(t))), (line) => lines.push(line));
   const log = lines.join("\n");
@@ -200,16 +176,7 @@ test("a Slack export is imported: users, bots, deleted users, channels, threads,
   const db = services.storage.db;
   const realm = await getDefaultRealm(db);
   assert.equal(realm?.name, "Acme");
-  const keyOf = async (email: string) => (await db.selectFrom("users").select("api_key").where("delivery_email", "=", email).executeTakeFirstOrThrow()).api_key;
-  const as = async (email: string) => {
-    const auth = basicAuth(email, await keyOf(email));
-    return async (urlPath: string): Promise<any> => {
-      const response = await fetch(`${server.url}${urlPath}`, { headers: { authorization: auth } });
-      const text = await response.text();
-      assert.equal(response.status, 200, `${urlPath}: ${text}`);
-      return response.headers.get("content-type")?.startsWith("application/json") ? JSON.parse(text) : text;
-    };
-  };
+  const as = (email: string) => getAs(services, server.url, email);
   const ann = await as("ann@acme.example");
   const cat = await as("cat@acme.example");
   const messages = async (get: (p: string) => Promise<any>, narrow: unknown[]): Promise<any[]> =>
@@ -296,7 +263,7 @@ test("a Slack export is imported: users, bots, deleted users, channels, threads,
 });
 
 test("a broken export leaves the database and the file store empty, and a retry then works", { timeout: 120_000 }, async (t) => {
-  const services = await freshServices(t);
+  const services = await emptyServices(t);
   t.after(() => closeServices(services));
   const files = exportFiles(await fileServer(t));
 
@@ -307,7 +274,7 @@ test("a broken export leaves the database and the file store empty, and a retry 
   assert.equal(await getDefaultRealm(services.storage.db), undefined);
   assert.equal((await services.storage.db.selectFrom("users").select("id").execute()).length, 0);
   assert.equal((await services.storage.db.selectFrom("messages").select("id").execute()).length, 0);
-  assert.deepEqual(await storedFiles(services), []);
+  assert.deepEqual(await storedKeys({ services }), []);
 
   // Not a zip file, no users.json, a message file that is not JSON.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-slack-garbage-"));
@@ -321,12 +288,12 @@ test("a broken export leaves the database and the file store empty, and a retry 
   badDay.set("secret/2020-09-13.json", "[{");
   await assert.rejects(importSlack(services, writeZip(t, badDay), () => {}), /2020-09-13\.json is not valid JSON/);
   assert.equal(await getDefaultRealm(services.storage.db), undefined);
-  assert.deepEqual(await storedFiles(services), []);
+  assert.deepEqual(await storedKeys({ services }), []);
 
   const result = await importSlack(services, writeZip(t, files, "export.zip"), () => {});
   assert.equal(result.counts.get("messages"), 10);
   assert.equal((await getDefaultRealm(services.storage.db))?.name, "Imported from Slack");
-  assert.equal((await storedFiles(services)).length, 1);
+  assert.equal((await storedKeys({ services })).length, 1);
 });
 
 test("a zip entry that leaves the directory is refused", { timeout: 60_000 }, async (t) => {
