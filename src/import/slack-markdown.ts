@@ -6,6 +6,7 @@
 // as they are. Reactions' Slack emoji names (Slack uses iamcal's emoji-data
 // short names) become Zulip's names through the emoji's code point.
 import iamcal from "emojibase-data/en/shortcodes/iamcal.json" with { type: "json" };
+import { convertSlackFormatting } from "../integrations/slack-format.ts";
 import { codeToName, nameToCode, unicodeEmojiCode } from "../markdown/emoji.ts";
 
 export interface SlackNames {
@@ -24,21 +25,9 @@ export interface ConvertedText {
 
 const decodeEntities = (text: string): string => text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
 
-// Emphasis opens after a start, space or opening punctuation and closes before an end, space or punctuation.
-const BOUNDARY_BEFORE = String.raw`(^|[\s(\[{"'>])`;
-const BOUNDARY_AFTER = String.raw`(?=$|[\s).,;:!?\]}"'<])`;
-const emphasis = (mark: string) => new RegExp(`${BOUNDARY_BEFORE}\\${mark}(?=\\S)([^\\${mark}\\n]*?\\S)\\${mark}${BOUNDARY_AFTER}`, "g");
-const BOLD = emphasis("*");
-const ITALIC = emphasis("_");
-const STRIKE = emphasis("~");
-
 function convertPlain(text: string, names: SlackNames, out: ConvertedText): string {
-  // Bold first, to a placeholder, so that italic's * does not see it.
-  let s = text.replace(BOLD, (_m, before: string, inner: string) => `${before}\u0000${inner}\u0000`);
-  s = s.replace(ITALIC, (_m, before: string, inner: string) => `${before}*${inner}*`);
-  s = s.replace(STRIKE, (_m, before: string, inner: string) => `${before}~~${inner}~~`);
-  s = s.replace(/\u0000/g, "**");
-  s = s.replace(/<([^<>\n]+)>/g, (whole, body: string) => {
+  // Emphasis as the slack_incoming integration converts it (the same rules as Zulip's importer).
+  return decodeEntities(convertSlackFormatting(text).replace(/<([^<>\n]+)>/g, (whole, body: string) => {
     const [target = "", label] = body.split("|", 2) as [string, string | undefined];
     if (target.startsWith("@")) {
       const user = names.users.get(target.slice(1));
@@ -62,8 +51,7 @@ function convertPlain(text: string, names: SlackNames, out: ConvertedText): stri
     if (url.startsWith("mailto:")) return label ? decodeEntities(label) : url.slice("mailto:".length);
     if (/^[a-z][a-z0-9+.-]*:/i.test(url)) return label && label !== target ? `[${decodeEntities(label)}](${url})` : url;
     return whole;
-  });
-  return decodeEntities(s);
+  }));
 }
 
 export function slackToMarkdown(text: string, names: SlackNames): ConvertedText {
