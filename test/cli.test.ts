@@ -18,6 +18,7 @@ import tar from "tar-stream";
 import { describeBackends } from "../src/backends.ts";
 import { loadConfig } from "../src/config.ts";
 import { dropPgSchema } from "./helpers.ts";
+import { zipFile } from "./zip-writer.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const PG_URL = process.env.DATABASE_URL;
@@ -334,6 +335,34 @@ test("import zulip on an empty database: exit 0, counts per table on stdout, the
   const bad = await cli(fresh, ["import", "zulip", path.join(db.dataDir, "bad.tar.gz")]);
   assert.equal(bad.code, 1, describe(bad));
   assert.match(bad.stderr, /^parley: cannot read .* as a \.tar\.gz: .*\(nothing was imported\)\n$/);
+});
+
+test("import slack on an empty database: exit 0, counts on stdout; a file that is not a zip: exit 1", { timeout: 180_000 }, async (t) => {
+  const db = freshDb(t);
+  // A small Slack export (test/import-slack.test.ts covers the rest).
+  const users = [{ id: "U1", name: "ann", real_name: "Ann", is_owner: true, profile: { email: "ann@acme.example", real_name: "Ann" } }];
+  const channels = [{ id: "C1", name: "general", created: 1600000000, creator: "U1", is_general: true, members: ["U1"], purpose: { value: "" } }];
+  const file = path.join(db.dataDir, "Acme Slack export Sep 1 2020 - Sep 30 2020.zip");
+  fs.writeFileSync(
+    file,
+    zipFile(
+      new Map([
+        ["users.json", JSON.stringify(users)],
+        ["channels.json", JSON.stringify(channels)],
+        ["general/2020-09-13.json", JSON.stringify([{ type: "message", user: "U1", text: "Hello *all*", ts: "1600000000.000100" }])],
+      ]),
+    ),
+  );
+  const result = await ok(db, ["import", "slack", file]);
+  assert.match(result.stdout, /^users: 1$/m);
+  assert.match(result.stdout, /^channels: 1$/m);
+  assert.match(result.stdout, /^messages: 1$/m);
+  assert.match(result.stdout, /Imported the organization/);
+  assert.match((await ok(db, ["api-key", "--email", "ann@acme.example"])).stdout.trim(), API_KEY);
+  fs.writeFileSync(path.join(db.dataDir, "bad.zip"), "not a zip file");
+  const bad = await cli(freshDb(t), ["import", "slack", path.join(db.dataDir, "bad.zip")]);
+  assert.equal(bad.code, 1, describe(bad));
+  assert.match(bad.stderr, /^parley: not a zip file .*\(nothing was imported\)\n$/);
 });
 
 for (const [source, file] of [
