@@ -47,6 +47,9 @@ function exportFiles(fileServer: string): Map<string, string> {
     user("U04DAN", "dan", "Dan Gone", { deleted: true }),
     user("U05BOT", "deploybot", "Deploy Bot", { is_bot: true, profile: { real_name: "Deploy Bot", bot_id: "B05" } }),
     user("U06EVE", "eve", "Eve Guest", { is_restricted: true }),
+    // Two people with one name: mentions of them carry the user ID.
+    user("U07SAM", "sam", "Sam Twin"),
+    user("U08SAM", "sam.b", "Sam Twin"),
   ];
   const channels = [
     { id: "C01GEN", name: "general", created: 1599990000, creator: "U01ANN", is_archived: false, is_general: true, members: ["U01ANN", "U02BOB", "U03CAT", "U04DAN", "U05BOT", "U06EVE"], topic: { value: "" }, purpose: { value: "Company-wide *news*" } },
@@ -92,7 +95,7 @@ function exportFiles(fileServer: string): Map<string, string> {
     ["mpims.json", JSON.stringify(mpims)],
     ["general/2020-09-13.json", JSON.stringify(general)],
     ["secret/2020-09-13.json", JSON.stringify([{ type: "message", user: "U02BOB", text: "Private plans for <#C01GEN>", ts: "1600000600.000700" }])],
-    ["D01/2020-09-13.json", JSON.stringify([{ type: "message", user: "U03CAT", text: "Hi Ann", ts: "1600000700.000800" }])],
+    ["D01/2020-09-13.json", JSON.stringify([{ type: "message", user: "U03CAT", text: "Hi Ann, ask <@U08SAM>", ts: "1600000700.000800" }])],
     ["mpdm-ann--bob--cat-1/2020-09-14.json", JSON.stringify([{ type: "message", user: "U02BOB", text: "Group hello", ts: "1600100800.000900" }])],
   ]);
 }
@@ -125,11 +128,11 @@ test("a Slack export is imported: users, bots, deleted users, channels, threads,
   const lines: string[] = [];
   const result = await importSlack(services, writeZip(t, exportFiles(await fileServer(t))), (line) => lines.push(line));
   const log = lines.join("\n");
-  for (const expected of ["users: 6", "channels: 3", "messages: 10", "reactions: 3", "attachments: 1", "files linked: 1", "reactions skipped (custom Slack emoji, not in the export): 1"]) {
+  for (const expected of ["users: 8", "channels: 3", "messages: 10", "reactions: 3", "attachments: 1", "files linked: 1", "reactions skipped (custom Slack emoji, not in the export): 1"]) {
     assert.ok(log.includes(expected), `${expected} in\n${log}`);
   }
   // The integration that users.json does not list became a user when its first message came.
-  assert.equal(result.counts.get("users"), 7);
+  assert.equal(result.counts.get("users"), 9);
   assert.equal(result.counts.get("files downloaded"), 1);
 
   const server = await startServer(services);
@@ -216,7 +219,7 @@ test("a Slack export is imported: users, bots, deleted users, channels, threads,
   assert.deepEqual(
     dms.map((m: any) => [m.content, m.display_recipient.map((r: any) => r.full_name).sort()]),
     [
-      ["Hi Ann", ["Ann Owner", "Cat Member"]],
+      [`Hi Ann, ask @**Sam Twin|${members.find((m: any) => m.delivery_email === "sam.b@acme.example").user_id}**`, ["Ann Owner", "Cat Member"]],
       ["Group hello", ["Ann Owner", "Bob Admin", "Cat Member"]],
     ],
   );

@@ -10,7 +10,8 @@ import { convertSlackFormatting } from "../integrations/slack-format.ts";
 import { codeToName, nameToCode, unicodeEmojiCode } from "../markdown/emoji.ts";
 
 export interface SlackNames {
-  users: Map<string, { id: number; fullName: string }>;
+  /** Slack user ID → Parley user and how a mention names them (`Name`, or `Name|id` when two share the name). */
+  users: Map<string, { id: number; mentionName: string }>;
   /** Slack channel ID → name. */
   channels: Map<string, string>;
 }
@@ -33,7 +34,7 @@ function convertPlain(text: string, names: SlackNames, out: ConvertedText): stri
       const user = names.users.get(target.slice(1));
       if (!user) return label ? `@${label}` : whole;
       out.mentioned.add(user.id);
-      return `@**${user.fullName}**`;
+      return `@**${user.mentionName}**`;
     }
     if (target.startsWith("#")) {
       const name = names.channels.get(target.slice(1)) ?? label;

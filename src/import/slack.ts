@@ -140,6 +140,7 @@ async function importWorkspace(w: ImportWriter, root: string, log: (line: string
   const botIds = new Map<string, number>();
   const names: SlackNames = { users: new Map(), channels: new Map() };
   const seenEmails = new Set<string>();
+  const fullNames = new Map<string, number>();
   const addUser = async (slackId: string, u: SlackUser): Promise<number> => {
     const isBot = u.is_bot === true || u.id === SLACKBOT;
     let email = u.profile?.email ?? `${(u.name ?? slackId).toLowerCase().replace(/[^a-z0-9._-]/g, "")}${isBot ? "-bot" : ""}@${domain}`;
@@ -158,7 +159,8 @@ async function importWorkspace(w: ImportWriter, root: string, log: (line: string
     if (u.deleted === true) await trx.updateTable("users").set({ is_active: false }).where("id", "=", user.id).execute();
     userIds.set(slackId, user.id);
     if (u.profile?.bot_id) botIds.set(u.profile.bot_id, user.id);
-    names.users.set(slackId, { id: user.id, fullName });
+    names.users.set(slackId, { id: user.id, mentionName: fullName });
+    fullNames.set(fullName.toLowerCase(), (fullNames.get(fullName.toLowerCase()) ?? 0) + 1);
     w.count("users");
     return user.id;
   };
@@ -168,6 +170,10 @@ async function importWorkspace(w: ImportWriter, root: string, log: (line: string
     await addUser(u.id, u);
   }
   w.progress("users");
+  // A name two users share is mentioned with the user's ID, as Zulip writes such mentions.
+  for (const entry of names.users.values()) {
+    if ((fullNames.get(entry.mentionName.toLowerCase()) ?? 0) > 1) entry.mentionName = `${entry.mentionName}|${entry.id}`;
+  }
   const userFor = async (message: SlackMessage, where: string): Promise<number> => {
     if (message.user !== undefined && userIds.has(message.user)) return userIds.get(message.user)!;
     if (message.bot_id !== undefined && botIds.has(message.bot_id)) return botIds.get(message.bot_id)!;
