@@ -84,7 +84,16 @@ function exportFiles(fileServer: string): Map<string, string> {
       ],
     },
     { type: "message", subtype: "bot_message", bot_id: "B05", username: "deploybot", text: "Deployed `v1.2` to <https://prod.example>", ts: "1600000400.000500" },
-    { type: "message", subtype: "bot_message", bot_id: "B99", username: "ci-hook", text: "Build passed", ts: "1600000410.000500" },
+    {
+      type: "message",
+      subtype: "bot_message",
+      bot_id: "B99",
+      username: "ci-hook",
+      text: "",
+      ts: "1600000410.000500",
+      blocks: [{ type: "section", text: { type: "mrkdwn", text: "Build *passed*" } }],
+      attachments: [{ title: "Build 42", title_link: "https://ci.example/42", text: "All green" }],
+    },
     { type: "message", user: "U04DAN", text: "Bye all", ts: "1600000500.000600" },
   ];
   return new Map([
@@ -182,7 +191,7 @@ test("a Slack export is imported: users, bots, deleted users, channels, threads,
       ["2020-09-13 Slack thread 1", "Yes @**all**"],
       ["imported from Slack", inGeneral[3].content],
       ["imported from Slack", "Deployed `v1.2` to https://prod.example"],
-      ["imported from Slack", "Build passed"],
+      ["imported from Slack", "Build **passed**\n\n## [Build 42](https://ci.example/42)\n\nAll green"],
       ["imported from Slack", "Bye all"],
     ],
   );

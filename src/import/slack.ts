@@ -18,6 +18,8 @@ import { insertUser } from "../actions/users.ts";
 import { Flag } from "../domain/message-flags.ts";
 import { Role } from "../domain/roles.ts";
 import { uploadUrl } from "../domain/uploads.ts";
+import { PayloadError } from "../integrations/payload.ts";
+import { renderAttachment, renderBlock } from "../integrations/slack-format.ts";
 import type { Services } from "../services.ts";
 import { slackEmojiToZulip, slackToMarkdown, type SlackNames } from "./slack-markdown.ts";
 import { findRoot, ImportFormatError, readJson, readJsonIfPresent } from "./tarball.ts";
@@ -72,6 +74,9 @@ interface SlackMessage {
   thread_ts?: string;
   reactions?: { name: string; users?: string[] }[];
   files?: SlackFile[];
+  /** Block Kit blocks and legacy attachments: integrations often put their whole message there. */
+  blocks?: unknown[];
+  attachments?: unknown[];
 }
 
 type Target = { kind: "channel"; channelId: number; members: number[] } | { kind: "direct"; userIds: number[] };
@@ -265,7 +270,7 @@ async function importWorkspace(w: ImportWriter, root: string, log: (line: string
   let skippedReactions = 0;
   for (const { message, target, where } of pending) {
     const senderId = await userFor(message, where);
-    const converted = slackToMarkdown(message.text ?? "", names);
+    const converted = slackToMarkdown(messageText(message), names);
     const fileLinks: string[] = [];
     const stored: { pathId: string; file: SlackFile; size: number }[] = [];
     for (const file of message.files ?? []) {
@@ -337,6 +342,25 @@ async function importWorkspace(w: ImportWriter, root: string, log: (line: string
   }
   w.progress("attachments");
   w.progress("files linked");
+}
+
+/**
+ * The text of a message: its `text`, or when that is empty its Block Kit blocks, and its legacy
+ * attachments, rendered as the slack_incoming integration renders them (malformed ones are left out).
+ */
+function messageText(message: SlackMessage): string {
+  const render = (items: unknown[] | undefined, one: (item: unknown) => string): string[] =>
+    (Array.isArray(items) ? items : []).flatMap((item) => {
+      try {
+        return [one(item)];
+      } catch (error) {
+        if (error instanceof PayloadError) return [];
+        throw error;
+      }
+    });
+  const text = message.text ?? "";
+  const pieces = [text, ...(text.trim() === "" ? render(message.blocks, renderBlock) : []), ...render(message.attachments, renderAttachment)];
+  return pieces.filter((p) => p.trim() !== "").join("\n\n");
 }
 
 /** Fetches a Slack file into the file store; undefined when it cannot be reached (the message then links to Slack). */
