@@ -1,4 +1,4 @@
-// What every importer (Zulip now, Slack later) writes with: one transaction
+// What every importer (Zulip and Slack) writes with: one transaction
 // for all rows, the organization's own ID sequences (old IDs are only keys of
 // the maps kept here), files put into the file store and removed again if the
 // transaction fails, message content rendered by Parley's Markdown renderer,
