@@ -28,6 +28,8 @@ Commands:
   import zulip <export.tar.gz>
                               Import an organization exported by Zulip into an
                               empty database (see docs/import-zulip.md)
+  import slack <export.zip>   Import a Slack workspace export into an empty
+                              database (see docs/import-slack.md)
   move-uploads --to local|database [--delete-source]
                               Copy every uploaded file, avatar, emoji and icon to that
                               file store (from the other), checking each copy
@@ -263,20 +265,24 @@ async function exportCommand(args: string[]): Promise<void> {
   });
 }
 
-/** `import zulip <file>`: 2 when the database already has an organization (nothing is changed). */
+/** `import zulip|slack <file>`: 2 when the database already has an organization (nothing is changed). */
 async function importCommand(args: string[]): Promise<number> {
   const [source, file, ...rest] = args;
-  if (source !== "zulip") throw new UsageError(source === undefined ? "import needs a source: zulip" : `cannot import from '${source}': only zulip`);
-  if (file === undefined || file.startsWith("-") || rest.length > 0) throw new UsageError("import zulip takes one argument: the export's .tar.gz file");
+  const formats = { zulip: "the export's .tar.gz file", slack: "the export's .zip file" } as const;
+  if (source !== "zulip" && source !== "slack") throw new UsageError(source === undefined ? "import needs a source: zulip or slack" : `cannot import from '${source}': only zulip or slack`);
+  if (file === undefined || file.startsWith("-") || rest.length > 0) throw new UsageError(`import ${source} takes one argument: ${formats[source]}`);
   return withServices(async (services) => {
     if (await getDefaultRealm(services.storage.db)) {
       process.stderr.write("parley: this database already has an organization: import into an empty database (nothing was changed)\n");
       return 2;
     }
-    // Loaded here, not at start: the tarball reader is for this command only.
-    const [{ importZulip }, { ImportFormatError }] = await Promise.all([import("./import/zulip.ts"), import("./import/tarball.ts")]);
+    // Loaded here, not at start: the archive readers are for this command only.
+    const [run, { ImportFormatError }] = await Promise.all([
+      source === "zulip" ? import("./import/zulip.ts").then((m) => m.importZulip) : import("./import/slack.ts").then((m) => m.importSlack),
+      import("./import/tarball.ts"),
+    ]);
     try {
-      const result = await importZulip(services, file, (line) => process.stdout.write(`${line}\n`));
+      const result = await run(services, file, (line) => process.stdout.write(`${line}\n`));
       process.stdout.write(`Imported the organization (id ${result.realmId}).\n`);
       return 0;
     } catch (error) {

@@ -18,6 +18,7 @@ import tar from "tar-stream";
 import { describeBackends } from "../src/backends.ts";
 import { loadConfig } from "../src/config.ts";
 import { dropPgSchema } from "./helpers.ts";
+import { zipFile } from "./zip-writer.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const PG_URL = process.env.DATABASE_URL;
@@ -336,17 +337,50 @@ test("import zulip on an empty database: exit 0, counts per table on stdout, the
   assert.match(bad.stderr, /^parley: cannot read .* as a \.tar\.gz: .*\(nothing was imported\)\n$/);
 });
 
-test("import zulip refuses a database that has an organization: exit 2, nothing changed", { timeout: 180_000 }, async (t) => {
+test("import slack on an empty database: exit 0, counts on stdout; a file that is not a zip: exit 1", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
-  await ok(db, ["init", "--org-name", "Acme", "--owner-email", OWNER.email, "--owner-password", OWNER.password]);
-  const result = await cli(db, ["import", "zulip", path.join(db.dataDir, "missing.tar.gz")]);
-  assert.equal(result.code, 2, describe(result));
-  assert.match(result.stderr, /already has an organization/);
-  assert.equal(result.stdout, "");
-  // The organization is the one it was.
-  const key = await ok(db, ["api-key", "--email", OWNER.email]);
-  assert.match(key.stdout.trim(), API_KEY);
+  // A small Slack export (test/import-slack.test.ts covers the rest).
+  const users = [{ id: "U1", name: "ann", real_name: "Ann", is_owner: true, profile: { email: "ann@acme.example", real_name: "Ann" } }];
+  const channels = [{ id: "C1", name: "general", created: 1600000000, creator: "U1", is_general: true, members: ["U1"], purpose: { value: "" } }];
+  const file = path.join(db.dataDir, "Acme Slack export Sep 1 2020 - Sep 30 2020.zip");
+  fs.writeFileSync(
+    file,
+    zipFile(
+      new Map([
+        ["users.json", JSON.stringify(users)],
+        ["channels.json", JSON.stringify(channels)],
+        ["general/2020-09-13.json", JSON.stringify([{ type: "message", user: "U1", text: "Hello *all*", ts: "1600000000.000100" }])],
+      ]),
+    ),
+  );
+  const result = await ok(db, ["import", "slack", file]);
+  assert.match(result.stdout, /^users: 1$/m);
+  assert.match(result.stdout, /^channels: 1$/m);
+  assert.match(result.stdout, /^messages: 1$/m);
+  assert.match(result.stdout, /Imported the organization/);
+  assert.match((await ok(db, ["api-key", "--email", "ann@acme.example"])).stdout.trim(), API_KEY);
+  fs.writeFileSync(path.join(db.dataDir, "bad.zip"), "not a zip file");
+  const bad = await cli(freshDb(t), ["import", "slack", path.join(db.dataDir, "bad.zip")]);
+  assert.equal(bad.code, 1, describe(bad));
+  assert.match(bad.stderr, /^parley: not a zip file .*\(nothing was imported\)\n$/);
 });
+
+for (const [source, file] of [
+  ["zulip", "missing.tar.gz"],
+  ["slack", "Acme Slack export.zip"],
+] as const) {
+  test(`import ${source} refuses a database that has an organization: exit 2, nothing changed`, { timeout: 180_000 }, async (t) => {
+    const db = freshDb(t);
+    await ok(db, ["init", "--org-name", "Acme", "--owner-email", OWNER.email, "--owner-password", OWNER.password]);
+    const result = await cli(db, ["import", source, path.join(db.dataDir, file)]);
+    assert.equal(result.code, 2, describe(result));
+    assert.match(result.stderr, /already has an organization/);
+    assert.equal(result.stdout, "");
+    // The organization is the one it was.
+    const key = await ok(db, ["api-key", "--email", OWNER.email]);
+    assert.match(key.stdout.trim(), API_KEY);
+  });
+}
 
 test("init without --json prints the credentials and a zuliprc", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
@@ -452,7 +486,7 @@ test("migrate succeeds, and again on a migrated database", { timeout: 180_000 },
 
 test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdout", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
-  const [none, unknown, bogus, serveArgs, initMissing, help, dashH, importNone, importSlack, importExtra] = await Promise.all([
+  const [none, unknown, bogus, serveArgs, initMissing, help, dashH, importNone, importOther, importExtra] = await Promise.all([
     cli(db, []),
     cli(db, ["frobnicate"]),
     cli(db, ["init", "--bogus"]),
@@ -461,7 +495,7 @@ test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdou
     cli(db, ["help"]),
     cli(db, ["--help"]),
     cli(db, ["import"]),
-    cli(db, ["import", "slack", "x.zip"]),
+    cli(db, ["import", "mattermost", "x.zip"]),
     cli(db, ["import", "zulip", "a.tar.gz", "b.tar.gz"]),
   ]);
   assertUsage(none, /no command given/);
@@ -469,15 +503,15 @@ test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdou
   assertUsage(bogus, /bogus/);
   assertUsage(serveArgs, /serve takes no arguments/);
   assertUsage(initMissing, /--owner-email is required/);
-  assertUsage(importNone, /import needs a source: zulip/);
-  assertUsage(importSlack, /cannot import from 'slack'/);
+  assertUsage(importNone, /import needs a source: zulip or slack/);
+  assertUsage(importOther, /cannot import from 'mattermost'/);
   assertUsage(importExtra, /import zulip takes one argument/);
-  for (const result of [none, unknown, bogus, serveArgs, initMissing, importNone, importSlack, importExtra]) assert.equal(result.stdout, "", describe(result));
+  for (const result of [none, unknown, bogus, serveArgs, initMissing, importNone, importOther, importExtra]) assert.equal(result.stdout, "", describe(result));
 
   for (const result of [help, dashH]) {
     assert.equal(result.code, 0, describe(result));
     assert.match(result.stdout, /^Usage: parley/);
-    for (const command of ["serve", "migrate", "init", "create-user", "api-key", "import zulip", "move-uploads"]) assert.ok(result.stdout.includes(command), command);
+    for (const command of ["serve", "migrate", "init", "create-user", "api-key", "import zulip", "import slack", "move-uploads"]) assert.ok(result.stdout.includes(command), command);
     assert.equal(result.stderr, "");
   }
   // The help is the same text everywhere.

@@ -424,10 +424,35 @@ export function expectedChannel(
 }
 
 /** Keys of the files the app's file store holds under `prefix` ("avatars/2/"), sorted: whichever backend it uses. */
-export async function storedKeys(t: TestApp, prefix = ""): Promise<string[]> {
+export async function storedKeys(t: { services: Services }, prefix = ""): Promise<string[]> {
   const keys: string[] = [];
   for await (const { key } of t.services.files.list()) if (key.startsWith(prefix)) keys.push(key);
   return keys.sort();
+}
+
+/** Services on a fresh, empty database (no organization) and data directory, as an importer finds them; removed after the test. */
+export async function emptyServices(t: { after(fn: () => unknown): void }): Promise<Services> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-import-data-"));
+  const config = testConfig({ dataDir });
+  const fresh = await freshStorage(config);
+  const services = await openServices(config, fresh.storage);
+  t.after(async () => {
+    await fresh.cleanup();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return services;
+}
+
+/** GET requests to `serverUrl` as the user with this address (their stored API key); JSON answers parsed, others as text; anything but 200 fails. */
+export async function getAs(services: Services, serverUrl: string, email: string): Promise<(urlPath: string) => Promise<any>> {
+  const { api_key } = await services.storage.db.selectFrom("users").select("api_key").where("delivery_email", "=", email).executeTakeFirstOrThrow();
+  const auth = basicAuth(email, api_key);
+  return async (urlPath: string): Promise<any> => {
+    const response = await fetch(`${serverUrl}${urlPath}`, { headers: { authorization: auth } });
+    const text = await response.text();
+    assert.equal(response.status, 200, `${urlPath}: ${text}`);
+    return response.headers.get("content-type")?.startsWith("application/json") ? JSON.parse(text) : text;
+  };
 }
 
 /** The contents of a stored file, or undefined when there is none. */

@@ -13,9 +13,8 @@ import { RealmExistsError } from "../src/actions/realm.ts";
 import { ImportFormatError } from "../src/import/tarball.ts";
 import { importZulip } from "../src/import/zulip.ts";
 import { getDefaultRealm } from "../src/queries/users.ts";
-import { closeServices, openServices, startServer } from "../src/server.ts";
-import type { Services } from "../src/services.ts";
-import { basicAuth, freshStorage, testConfig } from "./helpers.ts";
+import { closeServices, startServer } from "../src/server.ts";
+import { basicAuth, emptyServices, getAs, storedKeys } from "./helpers.ts";
 
 const TOP = "zulip-export-q1w2e3";
 const NOTES = "These are the meeting notes.\n";
@@ -187,26 +186,8 @@ async function writeExport(t: TestContext, change: (files: Map<string, string | 
   return file;
 }
 
-async function freshServices(t: TestContext): Promise<Services> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-import-data-"));
-  const config = testConfig({ dataDir });
-  const fresh = await freshStorage(config);
-  const services = await openServices(config, fresh.storage);
-  t.after(async () => {
-    await fresh.cleanup();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
-  return services;
-}
-
-async function storedFiles(services: Services): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const { key } of services.files.list()) keys.push(key);
-  return keys;
-}
-
 test("a Zulip export is imported: users, channels, subscriptions, groups, messages, flags, reactions, uploads, emoji", { timeout: 120_000 }, async (t) => {
-  const services = await freshServices(t);
+  const services = await emptyServices(t);
   const lines: string[] = [];
   await importZulip(services, await writeExport(t), (line) => lines.push(line));
   const log = lines.join("\n");
@@ -218,15 +199,7 @@ test("a Zulip export is imported: users, channels, subscriptions, groups, messag
   t.after(() => server.close());
   const db = services.storage.db;
   const keyOf = async (email: string) => (await db.selectFrom("users").select("api_key").where("delivery_email", "=", email).executeTakeFirstOrThrow()).api_key;
-  const as = async (email: string) => {
-    const auth = basicAuth(email, await keyOf(email));
-    return async (urlPath: string): Promise<any> => {
-      const response = await fetch(`${server.url}${urlPath}`, { headers: { authorization: auth } });
-      const text = await response.text();
-      assert.equal(response.status, 200, `${urlPath}: ${text}`);
-      return response.headers.get("content-type")?.startsWith("application/json") ? JSON.parse(text) : text;
-    };
-  };
+  const as = (email: string) => getAs(services, server.url, email);
   const iago = await as("iago@zulip.example");
   const hamlet = await as("hamlet@zulip.example");
   const othello = await as("othello@zulip.example");
@@ -368,7 +341,7 @@ test("a Zulip export is imported: users, channels, subscriptions, groups, messag
 });
 
 test("a broken export leaves the database and the file store empty, and a retry then works", { timeout: 120_000 }, async (t) => {
-  const services = await freshServices(t);
+  const services = await emptyServices(t);
   t.after(() => closeServices(services));
 
   // The second chunk names a sender the export does not have: found after users, files and the first chunk are written.
@@ -380,7 +353,7 @@ test("a broken export leaves the database and the file store empty, and a retry 
   await assert.rejects(importZulip(services, broken, () => {}), (error: unknown) => error instanceof ImportFormatError && /unknown sender/.test(error.message));
   assert.equal(await getDefaultRealm(services.storage.db), undefined);
   assert.equal((await services.storage.db.selectFrom("users").select("id").execute()).length, 0);
-  assert.deepEqual(await storedFiles(services), []);
+  assert.deepEqual(await storedKeys({ services }), []);
 
   // Not a gzip file at all.
   const garbage = path.join(path.dirname(broken), "garbage.tar.gz");
@@ -393,5 +366,5 @@ test("a broken export leaves the database and the file store empty, and a retry 
   const result = await importZulip(services, await writeExport(t), () => {});
   assert.equal(result.counts.get("messages"), 6);
   assert.ok(await getDefaultRealm(services.storage.db));
-  assert.equal((await storedFiles(services)).length, 5);
+  assert.equal((await storedKeys({ services })).length, 5);
 });

@@ -47,7 +47,7 @@ export async function unpackTarball(tarball: string, dir: string): Promise<numbe
 }
 
 /** The directory holding `marker` (Zulip's tarballs wrap everything in one top-level directory). */
-export async function findRoot(dir: string, marker: string): Promise<string> {
+export async function findRoot(dir: string, marker: string, what = "the tarball: not a Zulip export"): Promise<string> {
   try {
     await fs.access(path.join(dir, marker));
     return dir;
@@ -62,7 +62,7 @@ export async function findRoot(dir: string, marker: string): Promise<string> {
       }
     }
   }
-  throw new ImportFormatError(`no ${marker} in the tarball: not a Zulip export`);
+  throw new ImportFormatError(`no ${marker} in ${what}`);
 }
 
 export async function readJson<T>(file: string): Promise<T> {

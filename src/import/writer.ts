@@ -1,4 +1,4 @@
-// What every importer (Zulip now, Slack later) writes with: one transaction
+// What every importer (Zulip and Slack) writes with: one transaction
 // for all rows, the organization's own ID sequences (old IDs are only keys of
 // the maps kept here), files put into the file store and removed again if the
 // transaction fails, message content rendered by Parley's Markdown renderer,
@@ -7,12 +7,14 @@ import crypto from "node:crypto";
 import { createReadStream } from "node:fs";
 import { recipientIdFor } from "../actions/messages.ts";
 import type { Trx } from "../actions/transaction.ts";
+import { CHANNEL_GROUP_SETTING_DEFAULTS, CHANNEL_GROUP_SETTING_NAMES, type ChannelGroupSettingName } from "../domain/channels.ts";
+import { encodeGroupSetting } from "../domain/group-settings.ts";
 import { dmKey } from "../domain/messages.ts";
 import { Flag } from "../domain/message-flags.ts";
 import { makePathId } from "../domain/uploads.ts";
 import { renderMarkdown } from "../markdown/render.ts";
 import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
-import { markdownContextFor } from "../queries/markdown-context.ts";
+import { markdownContextFor, renderDescription } from "../queries/markdown-context.ts";
 import type { Services } from "../services.ts";
 import type { Realm } from "../storage/schema.ts";
 
@@ -34,6 +36,46 @@ export interface ImportedMessage {
   recipients: Map<number, number>;
 }
 
+export interface ImportedChannel {
+  name: string;
+  description: string;
+  dateCreated: number;
+  creatorId: number | undefined;
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  historyPublicToSubscribers: boolean;
+  messageRetentionDays: number | null;
+  topicsPolicy: string;
+  isArchived: boolean;
+}
+
+export interface ImportedSubscription {
+  active: boolean;
+  color: string | undefined;
+  isMuted: boolean;
+  pinToTop: boolean;
+  desktopNotifications?: boolean | null;
+  audibleNotifications?: boolean | null;
+  pushNotifications?: boolean | null;
+  emailNotifications?: boolean | null;
+  wildcardMentionsNotify?: boolean | null;
+}
+
+/**
+ * Runs an import in one transaction; `body` hands over its writer as soon as it has one
+ * (`started.writer`) so that the files it stored are removed if the transaction fails.
+ */
+export async function inOneTransaction<T>(services: Services, body: (trx: Trx, started: { writer?: ImportWriter }) => Promise<T>): Promise<T> {
+  const started: { writer?: ImportWriter } = {};
+  try {
+    return await services.storage.db.transaction().execute((trx) => body(trx, started));
+  } catch (error) {
+    // The rows are rolled back; the files the store already has go too, so that a retry starts clean.
+    await started.writer?.removeFiles();
+    throw error;
+  }
+}
+
 export class ImportWriter {
   readonly ids = {
     users: new Map<number, number>(),
@@ -47,6 +89,7 @@ export class ImportWriter {
   readonly storedKeys: string[] = [];
   private linkifiers: Awaited<ReturnType<typeof compiledLinkifiersFor>> | undefined;
   private readonly firstMessage = new Set<number>();
+  private systemGroups: Map<string, number> | undefined;
 
   constructor(
     readonly services: Services,
@@ -80,6 +123,75 @@ export class ImportWriter {
   /** Removes the files written so far: called when the transaction failed. */
   async removeFiles(): Promise<void> {
     for (const key of this.storedKeys) await this.services.files.delete(key).catch(() => {});
+  }
+
+  /** The organization's system groups by name (role:everyone, role:nobody, …). */
+  async systemGroupIds(): Promise<Map<string, number>> {
+    this.systemGroups ??= new Map(
+      (await this.trx.selectFrom("user_groups").select(["id", "name"]).where("realm_id", "=", this.realm.id).where("is_system_group", "=", true).execute()).map((g) => [g.name, g.id]),
+    );
+    return this.systemGroups;
+  }
+
+  /** A channel with Parley's default permissions (the creator's, when known). */
+  async insertChannel(c: ImportedChannel): Promise<number> {
+    const { trx, services, realm } = this;
+    const groups = await this.systemGroupIds();
+    const permissions = Object.fromEntries(
+      CHANNEL_GROUP_SETTING_NAMES.map((name) => {
+        const fallback = CHANNEL_GROUP_SETTING_DEFAULTS[name];
+        const value = fallback === "creator" ? { direct_members: c.creatorId === undefined ? [] : [c.creatorId], direct_subgroups: [] } : groups.get(fallback)!;
+        return [name, encodeGroupSetting(value)];
+      }),
+    ) as Record<ChannelGroupSettingName, string>;
+    const { id } = await trx
+      .insertInto("channels")
+      .values({
+        realm_id: realm.id,
+        name: c.name,
+        name_key: c.name.toLowerCase(),
+        description: c.description,
+        rendered_description: await renderDescription(trx, services.config, realm.id, c.description),
+        date_created: c.dateCreated,
+        creator_id: c.creatorId ?? null,
+        invite_only: c.inviteOnly,
+        is_web_public: c.isWebPublic,
+        history_public_to_subscribers: c.inviteOnly ? c.historyPublicToSubscribers : true,
+        message_retention_days: c.messageRetentionDays,
+        topics_policy: c.topicsPolicy,
+        folder_id: null,
+        is_archived: c.isArchived,
+        ...permissions,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    this.count("channels");
+    return id;
+  }
+
+  async insertSubscription(userId: number, channelId: number, sub: ImportedSubscription): Promise<void> {
+    await this.trx
+      .insertInto("subscriptions")
+      .values({
+        user_id: userId,
+        channel_id: channelId,
+        active: sub.active,
+        color: sub.color !== undefined && /^#[0-9a-fA-F]{3,6}$/.test(sub.color) ? sub.color : "#c2c2c2",
+        is_muted: sub.isMuted,
+        pin_to_top: sub.pinToTop,
+        desktop_notifications: sub.desktopNotifications ?? null,
+        audible_notifications: sub.audibleNotifications ?? null,
+        push_notifications: sub.pushNotifications ?? null,
+        email_notifications: sub.emailNotifications ?? null,
+        wildcard_mentions_notify: sub.wildcardMentionsNotify ?? null,
+      })
+      .execute();
+    this.count("subscriptions");
+  }
+
+  async insertReaction(messageId: number, userId: number, emoji: { name: string; code: string; type: string }): Promise<void> {
+    await this.trx.insertInto("reactions").values({ message_id: messageId, user_id: userId, emoji_name: emoji.name, emoji_code: emoji.code, reaction_type: emoji.type }).execute();
+    this.count("reactions");
   }
 
   async insertMessage(message: ImportedMessage): Promise<number> {

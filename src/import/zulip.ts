@@ -9,7 +9,6 @@ import os from "node:os";
 import path from "node:path";
 import { insertRealm } from "../actions/realm.ts";
 import { insertUser } from "../actions/users.ts";
-import { CHANNEL_GROUP_SETTING_DEFAULTS, CHANNEL_GROUP_SETTING_NAMES, type ChannelGroupSettingName } from "../domain/channels.ts";
 import { AvatarSource, avatarStoragePaths, newAvatarHash } from "../domain/avatar.ts";
 import { FieldType, isRenderable } from "../domain/custom-profile-fields.ts";
 import { emojiStoragePath, isEmojiFileName } from "../domain/emoji.ts";
@@ -22,7 +21,7 @@ import { renderMarkdown } from "../markdown/render.ts";
 import { markdownContextFor, renderDescription } from "../queries/markdown-context.ts";
 import type { Services } from "../services.ts";
 import { findRoot, ImportFormatError, readJson, readJsonIfPresent, unpackTarball } from "./tarball.ts";
-import { ImportWriter } from "./writer.ts";
+import { ImportWriter, inOneTransaction } from "./writer.ts";
 
 type Row = Record<string, unknown>;
 type Tables = Record<string, Row[] | undefined>;
@@ -68,17 +67,10 @@ export async function importZulip(services: Services, tarball: string, log: (lin
     log(`Unpacking ${tarball}: ${await unpackTarball(tarball, dir)} files`);
     const root = await findRoot(dir, "realm.json");
     const tables = await readJson<Tables>(path.join(root, "realm.json"));
-    const started: { writer?: ImportWriter } = {};
-    try {
-      return await services.storage.db.transaction().execute(async (trx) => {
-        const writer = await importRows(services, trx, root, tables, log, started);
-        return { realmId: writer.realm.id, counts: writer.counts };
-      });
-    } catch (error) {
-      // The rows are rolled back; the files the store already has go too, so that a retry starts clean.
-      await started.writer?.removeFiles();
-      throw error;
-    }
+    return await inOneTransaction(services, async (trx, started) => {
+      const writer = await importRows(services, trx, root, tables, log, started);
+      return { realmId: writer.realm.id, counts: writer.counts };
+    });
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
@@ -171,45 +163,25 @@ async function importRows(
   w.progress("users");
 
   // Channels, with Parley's default permissions (the creator's, when known).
-  const groups = new Map((await trx.selectFrom("user_groups").select(["id", "name"]).where("realm_id", "=", realm.id).where("is_system_group", "=", true).execute()).map((g) => [g.name, g.id]));
+  const groups = await w.systemGroupIds();
   const recipients = new Map(table(tables, "zerver_recipient").map((r) => [num(r.id), { type: num(r.type), typeId: num(r.type_id) }]));
   const channelOfRecipient = new Map<number, number>();
   for (const s of table(tables, "zerver_stream")) {
-    const creator = w.mapped("users", s.creator as number | null);
-    const permissions = Object.fromEntries(
-      CHANNEL_GROUP_SETTING_NAMES.map((name) => {
-        const fallback = CHANNEL_GROUP_SETTING_DEFAULTS[name];
-        const value = fallback === "creator" ? { direct_members: creator === undefined ? [] : [creator], direct_subgroups: [] } : groups.get(fallback)!;
-        return [name, encodeGroupSetting(value)];
-      }),
-    ) as Record<ChannelGroupSettingName, string>;
-    const description = String(s.description ?? "");
-    const inviteOnly = s.invite_only === true;
-    const { id } = await trx
-      .insertInto("channels")
-      .values({
-        realm_id: realm.id,
-        name: String(s.name),
-        name_key: String(s.name).toLowerCase(),
-        description,
-        rendered_description: await renderDescription(trx, services.config, realm.id, description),
-        date_created: seconds(s.date_created ?? services.now()),
-        creator_id: creator ?? null,
-        invite_only: inviteOnly,
-        is_web_public: s.is_web_public === true,
-        history_public_to_subscribers: inviteOnly ? s.history_public_to_subscribers === true : true,
-        message_retention_days: typeof s.message_retention_days === "number" ? s.message_retention_days : null,
-        topics_policy: typeof s.topics_policy === "string" ? s.topics_policy : "inherit",
-        folder_id: null,
-        is_archived: s.deactivated === true,
-        ...permissions,
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
+    const id = await w.insertChannel({
+      name: String(s.name),
+      description: String(s.description ?? ""),
+      dateCreated: seconds(s.date_created ?? services.now()),
+      creatorId: w.mapped("users", s.creator as number | null),
+      inviteOnly: s.invite_only === true,
+      isWebPublic: s.is_web_public === true,
+      historyPublicToSubscribers: s.history_public_to_subscribers === true,
+      messageRetentionDays: typeof s.message_retention_days === "number" ? s.message_retention_days : null,
+      topicsPolicy: typeof s.topics_policy === "string" ? s.topics_policy : "inherit",
+      isArchived: s.deactivated === true,
+    });
     w.ids.channels.set(num(s.id), id);
     const recipientId = table(tables, "zerver_recipient").find((r) => num(r.type) === RecipientType.STREAM && num(r.type_id) === num(s.id))?.id;
     if (recipientId !== undefined) channelOfRecipient.set(num(recipientId), id);
-    w.count("channels");
   }
   w.progress("channels");
   for (const d of table(tables, "zerver_defaultstream")) {
@@ -230,23 +202,17 @@ async function importRows(
     const channelId = channelOfRecipient.get(num(sub.recipient));
     if (recipient.type !== RecipientType.STREAM || channelId === undefined) continue;
     const optional = (v: unknown) => (typeof v === "boolean" ? v : null);
-    await trx
-      .insertInto("subscriptions")
-      .values({
-        user_id: userId,
-        channel_id: channelId,
-        active: sub.active !== false,
-        color: typeof sub.color === "string" && /^#[0-9a-fA-F]{3,6}$/.test(sub.color) ? sub.color : "#c2c2c2",
-        is_muted: sub.is_muted === true,
-        pin_to_top: sub.pin_to_top === true,
-        desktop_notifications: optional(sub.desktop_notifications),
-        audible_notifications: optional(sub.audible_notifications),
-        push_notifications: optional(sub.push_notifications),
-        email_notifications: optional(sub.email_notifications),
-        wildcard_mentions_notify: optional(sub.wildcard_mentions_notify),
-      })
-      .execute();
-    w.count("subscriptions");
+    await w.insertSubscription(userId, channelId, {
+      active: sub.active !== false,
+      color: typeof sub.color === "string" ? sub.color : undefined,
+      isMuted: sub.is_muted === true,
+      pinToTop: sub.pin_to_top === true,
+      desktopNotifications: optional(sub.desktop_notifications),
+      audibleNotifications: optional(sub.audible_notifications),
+      pushNotifications: optional(sub.push_notifications),
+      emailNotifications: optional(sub.email_notifications),
+      wildcardMentionsNotify: optional(sub.wildcard_mentions_notify),
+    });
   }
   w.progress("subscriptions");
 
@@ -452,8 +418,7 @@ async function importRows(
     const type = String(r.reaction_type);
     // A custom emoji's code is its ID.
     const code = type === "realm_emoji" ? String(w.mapped("emoji", num(r.emoji_code)) ?? r.emoji_code) : String(r.emoji_code);
-    await trx.insertInto("reactions").values({ message_id: messageId, user_id: userId, emoji_name: String(r.emoji_name), emoji_code: code, reaction_type: type }).execute();
-    w.count("reactions");
+    await w.insertReaction(messageId, userId, { name: String(r.emoji_name), code, type });
   }
   w.progress("reactions");
 
