@@ -22,7 +22,7 @@
 //   seed insert     the setup's direct insertion of the messages, flag rows
 //                   and reactions: the floor under the import's writes.
 //
-// Usage: npm run bench:export-import [-- --messages 1000000 --pg postgres://postgres@127.0.0.1:5432 --keep]
+// Usage: npm run bench:export-import [-- --messages 1000000 --pg postgres://postgres@127.0.0.1:5432 --imports sqlite,pg --keep]
 import { execFileSync, spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import fs from "node:fs";
@@ -47,7 +47,8 @@ const { values } = parseArgs({
     messages: { type: "string", default: "1000000" },
     pg: { type: "string", default: "" },
     keep: { type: "boolean", default: false },
-    "skip-import": { type: "boolean", default: false },
+    /** Which imports to measure: sqlite, pg (needs --pg), or none. */
+    imports: { type: "string", default: "sqlite,pg" },
   },
 });
 const MESSAGES = Number(values.messages);
@@ -270,7 +271,7 @@ async function measureCli(label: string, args: string[], env: Record<string, str
   });
   // Progress lines: only the last few are of interest.
   let last = "";
-  child.stdout.on("data", (chunk: Buffer) => {
+  child.stdout!.on("data", (chunk: Buffer) => {
     last = chunk.toString().trim().split("\n").pop() ?? last;
   });
   const code: number = await new Promise((resolve) => child.on("exit", (c) => resolve(c ?? 1)));
@@ -298,7 +299,8 @@ const exported = await measureCli("export", ["export", tarball, "--full"], { DAT
 const tarballBytes = fs.statSync(tarball).size;
 
 const results: { target: string; measured: Measured }[] = [];
-if (!values["skip-import"]) {
+const imports = new Set(values.imports.split(","));
+if (imports.has("sqlite")) {
   const importDir = path.join(work, "import-sqlite");
   fs.mkdirSync(importDir);
   results.push({ target: "SQLite", measured: await measureCli("import SQLite", ["import", "zulip", tarball], { DATA_DIR: importDir, DATABASE_URL: "" }) });
@@ -307,7 +309,9 @@ if (!values["skip-import"]) {
   imported.close();
   log(`imported into SQLite: ${counts.m} messages, ${counts.um} flag rows, ${counts.r} reactions`);
   if (!values.keep) fs.rmSync(importDir, { recursive: true, force: true });
-  if (values.pg) {
+}
+if (values.pg && imports.has("pg")) {
+  {
     const url = new URL(values.pg);
     const dbName = `bench_export_import_${process.pid}`;
     const pgArgs = ["-h", url.hostname, "-p", url.port || "5432", "-U", url.username || "postgres"];
