@@ -49,6 +49,8 @@ const { values } = parseArgs({
     keep: { type: "boolean", default: false },
     /** Which imports to measure: sqlite, pg (needs --pg), or none. */
     imports: { type: "string", default: "sqlite,pg" },
+    /** Only the imports, of this tarball (one a --keep run left): no setup, no export, no yardsticks. */
+    tarball: { type: "string", default: "" },
   },
 });
 const MESSAGES = Number(values.messages);
@@ -285,17 +287,22 @@ async function measureCli(label: string, args: string[], env: Record<string, str
 const startedAt = new Date();
 const loadStart = os.loadavg();
 log(`work directory ${work}; ${MESSAGES} messages`);
-const world = await buildWorld();
-log(`organization ${world.realmId}: ${world.users.length} users, ${world.channels.length} channels (${world.channels.map((c) => c.subscribers.length).join(",")} subscribers), ${world.dms.length} DM conversations`);
-const seeded = seedMessages(world);
-log(`seeded: ${MESSAGES} messages, ${seeded.userMessages} flag rows, ${seeded.reactions} reactions in ${(seeded.ms / 1000).toFixed(1)} s`);
-const sourceBytes = fs.statSync(path.join(sourceDir, "parley.sqlite3")).size;
-
-const yardstick = await readAndGzip();
-log(`yardstick read+gzip: ${(yardstick.ms / 1000).toFixed(1)} s, ${(yardstick.bytes / 1e6).toFixed(1)} MB`);
-
-const tarball = path.join(work, "export.tar.gz");
-const exported = await measureCli("export", ["export", tarball, "--full"], { DATA_DIR: sourceDir, DATABASE_URL: "" });
+let seeded = { ms: NaN, userMessages: NaN, reactions: NaN };
+let sourceBytes = NaN;
+let yardstick = { ms: NaN, bytes: NaN };
+let exported: Measured = { ms: NaN, peakRssMb: NaN };
+let tarball = values.tarball;
+if (!tarball) {
+  const world = await buildWorld();
+  log(`organization ${world.realmId}: ${world.users.length} users, ${world.channels.length} channels (${world.channels.map((c) => c.subscribers.length).join(",")} subscribers), ${world.dms.length} DM conversations`);
+  seeded = seedMessages(world);
+  log(`seeded: ${MESSAGES} messages, ${seeded.userMessages} flag rows, ${seeded.reactions} reactions in ${(seeded.ms / 1000).toFixed(1)} s`);
+  sourceBytes = fs.statSync(path.join(sourceDir, "parley.sqlite3")).size;
+  yardstick = await readAndGzip();
+  log(`yardstick read+gzip: ${(yardstick.ms / 1000).toFixed(1)} s, ${(yardstick.bytes / 1e6).toFixed(1)} MB`);
+  tarball = path.join(work, "export.tar.gz");
+  exported = await measureCli("export", ["export", tarball, "--full"], { DATA_DIR: sourceDir, DATABASE_URL: "" });
+}
 const tarballBytes = fs.statSync(tarball).size;
 
 const results: { target: string; measured: Measured }[] = [];
