@@ -90,6 +90,8 @@ export class ImportWriter {
   private linkifiers: Awaited<ReturnType<typeof compiledLinkifiersFor>> | undefined;
   private readonly firstMessage = new Set<number>();
   private systemGroups: Map<string, number> | undefined;
+  /** Recipient row IDs by channel ("c" + ID) or DM key, found or made during this import's transaction. */
+  private readonly recipients = new Map<string, number>();
 
   constructor(
     readonly services: Services,
@@ -200,12 +202,14 @@ export class ImportWriter {
     const context = await markdownContextFor(trx, services.config, realm.id, message.content, { linkifiers: this.linkifiers });
     const rendered = renderMarkdown(message.content, context);
     const isChannel = "channelId" in message.to;
-    const recipientId = await recipientIdFor(
-      services.storage,
-      trx,
-      realm.id,
-      "channelId" in message.to ? { channelId: message.to.channelId } : { dmKey: dmKey(message.to.userIds) },
-    );
+    const target = "channelId" in message.to ? { channelId: message.to.channelId } : { dmKey: dmKey(message.to.userIds) };
+    // recipientIdFor caches nothing inside a transaction; this import's own map saves a query per message.
+    const recipientKey = "channelId" in target ? `c${target.channelId}` : target.dmKey;
+    let recipientId = this.recipients.get(recipientKey);
+    if (recipientId === undefined) {
+      recipientId = await recipientIdFor(services.storage, trx, realm.id, target);
+      this.recipients.set(recipientKey, recipientId);
+    }
     const { id } = await trx
       .insertInto("messages")
       .values({
