@@ -41,6 +41,7 @@ import { subscribe } from "../src/actions/subscriptions.ts";
 import { sendMessage } from "../src/actions/messages.ts";
 import { closeServices, openServices } from "../src/server.ts";
 import type { User } from "../src/storage/schema.ts";
+import { COMMON_WORDS, prng } from "./seeded-text.ts";
 
 const { values } = parseArgs({
   options: {
@@ -69,25 +70,6 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-export-"));
 const sourceDir = path.join(work, "source");
 fs.mkdirSync(sourceDir);
 const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-
-/** mulberry32: every run stores the same history. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const WORDS = (
-  "the a to and of in is it that for on with this we be not are have can you i was at but if from so as by they or do " +
-  "will just about what when there should one all how think need more up out build test deploy fix issue release server " +
-  "client error config cache database query index log merge branch review change update version patch bug crash timeout " +
-  "latency memory disk network request response user team meeting today tomorrow week sprint plan design spec doc draft"
-).split(" ");
 
 interface World {
   realmId: number;
@@ -189,7 +171,7 @@ function seedMessages(world: World): { ms: number; userMessages: number; reactio
       const sender = members[Math.floor(random() * members.length)]!;
       const words: string[] = [];
       const length = 8 + Math.floor(random() * 30);
-      for (let w = 0; w < length; w++) words.push(WORDS[Math.floor(random() * WORDS.length)]!);
+      for (let w = 0; w < length; w++) words.push(COMMON_WORDS[Math.floor(random() * COMMON_WORDS.length)]!);
       if (random() < 0.1) words[0] = `**${words[0]}**`;
       if (random() < 0.05) words.push("`npm test`");
       let content = words.join(" ");
@@ -200,7 +182,7 @@ function seedMessages(world: World): { ms: number; userMessages: number; reactio
       }
       const hasLink = random() < 0.1;
       if (hasLink) content += ` https://ci.example.com/builds/${Math.floor(random() * 100000)}`;
-      const topic = dm ? "" : `${WORDS[(i * 7) % WORDS.length]} #${Math.floor(random() ** 2 * 50)}`;
+      const topic = dm ? "" : `${COMMON_WORDS[(i * 7) % COMMON_WORDS.length]} #${Math.floor(random() ** 2 * 50)}`;
       const id = Number(
         insertMessage.run(world.realmId, sender, dm ? dm.recipientId : channel!.recipientId, dm ? null : channel!.id, topic, topic.toLowerCase(), content, `<p>${escapeHtml(content)}</p>`, start + i * 30, hasLink ? 1 : 0)
           .lastInsertRowid,

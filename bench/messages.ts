@@ -50,6 +50,7 @@ import pg from "pg";
 import { measureWebClient, webReport } from "./web-client.ts";
 import { sleep, waitForHttp } from "./http-client.ts";
 import { dropPgSchema } from "./pg-schema.ts";
+import { COMMON_WORDS, prng } from "./seeded-text.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -340,27 +341,6 @@ async function pgStorageFloor(channelName: string, content: string): Promise<{ p
 // ---------------------------------------------------------------------------
 // Seeding
 
-/** mulberry32: a small seeded generator, so every run stores the same history. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const COMMON = (
-  "the a to and of in is it that for on with this we be not are have can you i was at but if from so as by they or do " +
-  "will just about what when there should one all how think need more up out build test deploy fix issue release server " +
-  "client error config cache database query index log merge branch review change update version patch bug crash timeout " +
-  "latency memory disk network request response user team meeting today tomorrow week sprint plan design spec doc draft " +
-  "looks good thanks please check again works broken failing passing green red flaky slow fast rollback migration schema " +
-  "backup restore alert page oncall incident ticket customer feature flag experiment metric dashboard graph chart api " +
-  "endpoint token key auth login session queue worker job cron batch stream event topic channel message thread reply"
-).split(" ");
 // A long tail of rarer words, as real text has.
 const RARE = Array.from({ length: 20000 }, (_, i) => `w${(i * 7919).toString(36)}`);
 /** In 1% of the messages: the search narrow's word. */
@@ -395,7 +375,7 @@ interface World {
 }
 
 function topicName(c: number, t: number): string {
-  return `${COMMON[(c * 7 + t) % COMMON.length]} ${COMMON[(c * 13 + t * 3 + 5) % COMMON.length]} #${t}`;
+  return `${COMMON_WORDS[(c * 7 + t) % COMMON_WORDS.length]} ${COMMON_WORDS[(c * 13 + t * 3 + 5) % COMMON_WORDS.length]} #${t}`;
 }
 
 async function seed(world: World, target: SeedTarget, onProgress: (done: number) => void): Promise<void> {
@@ -415,7 +395,7 @@ async function seed(world: World, target: SeedTarget, onProgress: (done: number)
     const sender = channel.subscribers[Math.floor(random() * channel.subscribers.length)]!;
     const words: string[] = [];
     const length = 10 + Math.floor(random() * 30);
-    for (let w = 0; w < length; w++) words.push(random() < 0.7 ? COMMON[Math.floor(random() * COMMON.length)]! : RARE[Math.floor(random() * RARE.length)]!);
+    for (let w = 0; w < length; w++) words.push(random() < 0.7 ? COMMON_WORDS[Math.floor(random() * COMMON_WORDS.length)]! : RARE[Math.floor(random() * RARE.length)]!);
     if (random() < 0.01) words.splice(Math.floor(random() * words.length), 0, SEARCH_WORD);
     let content = words.join(" ");
     let rendered = `<p>${escapeHtml(content)}</p>`;
