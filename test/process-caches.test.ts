@@ -38,6 +38,8 @@ const REVIEWED: Record<string, string[]> = {
   "markdown/render.ts": ["md"],
   "storage/database.ts": ["pgDriver"],
   "queries/emoji-data.ts": ["built"],
+  // Static: Slack's emoji names to code points, built from emojibase's data when `parley import slack` loads the module.
+  "import/slack-markdown.ts": ["slackNameToCode"],
   // SMTP transports by configured URL.
   "mail.ts": ["transports"],
   // Compiled linkifiers, checked against the organization's linkifiers_version (read from the database each request, bumped by any process that changes them).
