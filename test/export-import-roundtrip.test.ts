@@ -52,6 +52,21 @@ before(async () => {
   assertSuccess(await t.api(admin, "POST", `/messages/${first}/reactions`, { emoji_name: "heart" }));
   assertSuccess(await t.api(member, "POST", "/messages/flags", { messages: JSON.stringify([first]), op: "add", flag: "starred" }));
   assertSuccess(await t.api(owner, "POST", "/user_groups/create", { name: "designers", description: "People who draw", members: JSON.stringify([member.id, admin.id]) }));
+  // Personal data and organization settings the import used to drop.
+  assertSuccess(await t.api(member, "POST", "/users/me/alert_words", { alert_words: JSON.stringify(["teal", "Launch"]) }));
+  assertSuccess(await t.api(member, "POST", `/users/me/muted_users/${guest.id}`));
+  assertSuccess(await t.api(member, "POST", "/users/me/status", { status_text: "Drawing", emoji_name: "art" }));
+  assertSuccess(await t.api(owner, "POST", "/realm/filters", { pattern: "#(?P<id>[0-9]+)", url_template: "https://tracker.example/{id}" }));
+  assertSuccess(await t.api(owner, "POST", "/realm/playgrounds", { name: "Rust playground", pygments_language: "Rust", url_template: "https://play.rust-lang.org/?code={code}" }));
+  const design = (await t.services.storage.db.selectFrom("channels").select("id").where("name", "=", "design").executeTakeFirstOrThrow()).id;
+  assertSuccess(
+    await t.api(member, "POST", "/drafts", {
+      drafts: JSON.stringify([
+        { type: "stream", to: [design], topic: "colours", content: "maybe cyan", timestamp: 1700000000 },
+        { type: "private", to: [owner.id, admin.id], topic: "", content: "to the three of us", timestamp: 1700000100 },
+      ]),
+    }),
+  );
 });
 after(async () => {
   await t?.close();
@@ -112,7 +127,28 @@ async function view(services: Services, url: string, email: string): Promise<Jso
     reactions: m.reactions.map((r: Json) => `${r.emoji_name} by ${emailOf.get(r.user_id)}`).sort(),
     timestamp: m.timestamp,
   }));
-  return { people, channels, subscribed, userGroups, history };
+  // Personal data and organization settings, as /register gives them.
+  const { api_key: apiKey, email: apiEmail, id: userId } = await services.storage.db.selectFrom("users").select(["api_key", "email", "id"]).where("delivery_email", "=", email).executeTakeFirstOrThrow();
+  const types = ["alert_words", "muted_users", "user_status", "realm_linkifiers", "realm_playgrounds", "drafts"];
+  const response = await fetch(`${url}/api/v1/register`, {
+    method: "POST",
+    headers: { authorization: basicAuth(apiEmail, apiKey), "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ fetch_event_types: JSON.stringify(types), client_capabilities: JSON.stringify({ linkifier_url_template: true }) }),
+  });
+  const state = (await response.json()) as Json;
+  assert.equal(state.result, "success", JSON.stringify(state));
+  const own = state.user_status[String(userId)] ?? {};
+  const personal = {
+    alertWords: [...state.alert_words].sort(),
+    mutedUsers: state.muted_users.map((m: Json) => emailOf.get(m.id)).sort(),
+    status: { text: own.status_text, emoji: own.emoji_name },
+    linkifiers: state.realm_linkifiers.map((l: Json) => [l.pattern, l.url_template]),
+    playgrounds: state.realm_playgrounds.map((p: Json) => [p.name, p.pygments_language, p.url_template]),
+    drafts: state.drafts
+      .map((d: Json) => ({ type: d.type, to: d.type === "stream" ? d.to.map((id: number) => channelNames.get(id)) : d.to.map((id: number) => emailOf.get(id)).sort(), topic: d.topic, content: d.content, timestamp: d.timestamp }))
+      .sort((a: Json, b: Json) => a.timestamp - b.timestamp),
+  };
+  return { people, channels, subscribed, userGroups, history, personal };
 }
 
 test("a full export from Parley imported into an empty database answers as the original did", { timeout: 120_000 }, async (context) => {
@@ -140,12 +176,26 @@ test("a full export from Parley imported into an empty database answers as the o
     assert.deepEqual(afterImport.subscribed, before.subscribed, `subscriptions as ${email}`);
     assert.deepEqual(afterImport.userGroups, before.userGroups, `user groups as ${email}`);
     assert.deepEqual(afterImport.history, before.history, `messages as ${email}`);
+    assert.deepEqual(afterImport.personal, before.personal, `alert words, mutes, status, linkifiers, playgrounds, drafts as ${email}`);
     assert.ok(before.history.length > 0);
   }
 
   // The starred flag and both reactions made the trip.
   const memberEmail = (await t.services.storage.db.selectFrom("users").select("delivery_email").where("id", "=", t.users.member.id).executeTakeFirstOrThrow()).delivery_email;
   const memberView = await view(imported, server.url, memberEmail);
+  // What came back is what was there, not two empty lists compared.
+  assert.deepEqual(memberView.personal.alertWords, ["Launch", "teal"]);
+  assert.equal(memberView.personal.mutedUsers.length, 1);
+  assert.deepEqual(memberView.personal.status, { text: "Drawing", emoji: "art" });
+  assert.deepEqual(memberView.personal.linkifiers, [["#(?P<id>[0-9]+)", "https://tracker.example/{id}"]]);
+  assert.equal(memberView.personal.playgrounds.length, 1);
+  assert.deepEqual(
+    memberView.personal.drafts.map((d: Json) => [d.type, d.content]),
+    [
+      ["stream", "maybe cyan"],
+      ["private", "to the three of us"],
+    ],
+  );
   const colours = memberView.history.find((m: Json) => m.content === "We use **teal** for links.");
   assert.ok(colours.flags.includes("starred"));
   assert.equal(colours.reactions.length, 2);

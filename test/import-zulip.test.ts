@@ -368,3 +368,76 @@ test("a broken export leaves the database and the file store empty, and a retry 
   assert.ok(await getDefaultRealm(services.storage.db));
   assert.equal((await storedKeys({ services })).length, 5);
 });
+
+test("zerver_directmessagegroup (Zulip's newer name for zerver_huddle); alert words, muted users, statuses, linkifiers, playgrounds and drafts come in", { timeout: 120_000 }, async (t) => {
+  const services = await emptyServices(t);
+  const withPersonalData = (groupTable: Row[]) => (files: Map<string, string | Buffer>) => {
+    const realm: Record<string, unknown> = realmJson();
+    delete realm.zerver_huddle;
+    realm.zerver_directmessagegroup = groupTable;
+    realm.zerver_client = [{ id: 1, name: "website" }, { id: 3, name: "ZulipMobile" }];
+    realm.zerver_alertword = [{ id: 1, user_profile: 21, realm: 7, word: "Elsinore" }];
+    realm.zerver_muteduser = [{ id: 1, user_profile: 20, muted_user: 22, date_muted: 1600000600 }];
+    realm.zerver_userstatus = [{ id: 1, user_profile: 21, status_text: "In a play", emoji_name: "parrot", emoji_code: "70", reaction_type: "realm_emoji", timestamp: 1600000700, client: 3 }];
+    realm.zerver_realmfilter = [
+      { id: 1, realm: 7, pattern: "#(?P<id>[0-9]+)", url_template: "https://tracker.example/{id}", order: 0 },
+      { id: 2, realm: 7, pattern: "(unclosed", url_template: "https://bad.example/", order: 1 },
+    ];
+    realm.zerver_realmplayground = [{ id: 1, realm: 7, name: "Rust playground", pygments_language: "Rust", url_template: "https://play.rust-lang.org/?code={code}" }];
+    realm.zerver_draft = [
+      { id: 1, user_profile: 20, recipient: 40, topic: "greetings", content: "half a thought", last_edit_time: 1600000800.5 },
+      { id: 2, user_profile: 21, recipient: 45, topic: "", content: "to the group", last_edit_time: 1600000900 },
+      { id: 3, user_profile: 21, recipient: null, topic: "", content: "to nobody yet", last_edit_time: 1600001000 },
+    ];
+    files.set("realm.json", JSON.stringify(realm));
+    const chunk = structuredClone(CHUNK_2);
+    chunk.zerver_message[2]!.content = "Only for the few, see #42";
+    files.set("messages-000002.json", JSON.stringify(chunk));
+  };
+
+  // A group recipient whose group the table does not have is refused, and leaves nothing behind.
+  await assert.rejects(
+    importZulip(services, await writeExport(t, withPersonalData([{ id: 51, huddle_hash: "fedcba", recipient: 46 }])), () => {}),
+    (error: unknown) => error instanceof ImportFormatError && /unknown direct message group 50/.test(error.message),
+  );
+  assert.equal(await getDefaultRealm(services.storage.db), undefined);
+
+  const lines: string[] = [];
+  await importZulip(services, await writeExport(t, withPersonalData([{ id: 50, huddle_hash: "0123456789abcdef", recipient: 45, group_size: 3 }])), (line) => lines.push(line));
+  const log = lines.join("\n");
+  for (const expected of ["messages: 6", "alert_words: 1", "muted_users: 1", "user_statuses: 1", "linkifiers: 1", "playgrounds: 1", "drafts: 3"]) assert.ok(log.includes(expected), `${expected} in\n${log}`);
+  assert.match(log, /linkifier \(unclosed left out/);
+
+  const db = services.storage.db;
+  const idOf = async (email: string) => (await db.selectFrom("users").select("id").where("delivery_email", "=", email).executeTakeFirstOrThrow()).id;
+  const [iago, hamlet, othello] = [await idOf("iago@zulip.example"), await idOf("hamlet@zulip.example"), await idOf("othello@zulip.example")];
+  assert.deepEqual(await db.selectFrom("alert_words").select(["user_id", "word"]).execute(), [{ user_id: hamlet, word: "Elsinore" }]);
+  assert.deepEqual(await db.selectFrom("muted_users").selectAll().execute(), [{ user_id: iago, muted_user_id: othello, date_muted: 1600000600 }]);
+  const parrot = await db.selectFrom("realm_emoji").select("id").where("name", "=", "parrot").executeTakeFirstOrThrow();
+  const status = await db.selectFrom("user_statuses").selectAll().executeTakeFirstOrThrow();
+  assert.deepEqual(
+    [status.user_id, status.status_text, status.emoji_name, status.emoji_code, status.reaction_type, status.timestamp, status.client],
+    [hamlet, "In a play", "parrot", String(parrot.id), "realm_emoji", 1600000700, "ZulipMobile"],
+  );
+  assert.deepEqual(await db.selectFrom("realm_linkifiers").select(["pattern", "url_template"]).execute(), [{ pattern: "#(?P<id>[0-9]+)", url_template: "https://tracker.example/{id}" }]);
+  assert.deepEqual(await db.selectFrom("realm_playgrounds").select(["name", "pygments_language", "url_template"]).execute(), [
+    { name: "Rust playground", pygments_language: "Rust", url_template: "https://play.rust-lang.org/?code={code}" },
+  ]);
+  // The linkifier was there when the messages were rendered.
+  const linked = await db.selectFrom("messages").select("rendered_content").where("content", "=", "Only for the few, see #42").executeTakeFirstOrThrow();
+  assert.match(linked.rendered_content, /href="https:\/\/tracker\.example\/42"/);
+
+  // Drafts: to Denmark's recipient, to the group conversation's (that of its message), and to nobody.
+  const denmark = await db.selectFrom("channels").select("id").where("name", "=", "Denmark").executeTakeFirstOrThrow();
+  const denmarkRecipient = await db.selectFrom("recipients").select("id").where("channel_id", "=", denmark.id).executeTakeFirstOrThrow();
+  const groupMessage = await db.selectFrom("messages").select("recipient_id").where("content", "=", "Group **plans**").executeTakeFirstOrThrow();
+  const drafts = await db.selectFrom("drafts").selectAll().orderBy("id").execute();
+  assert.deepEqual(
+    drafts.map((d) => [d.user_id, d.recipient_id, d.topic, d.content, d.last_edit_time_ms]),
+    [
+      [iago, denmarkRecipient.id, "greetings", "half a thought", 1600000800500],
+      [hamlet, groupMessage.recipient_id, "", "to the group", 1600000900000],
+      [hamlet, null, "", "to nobody yet", 1600001000000],
+    ],
+  );
+});

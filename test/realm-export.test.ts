@@ -345,6 +345,74 @@ describe("a public export", () => {
     assert.deepEqual(realm.zerver_muteduser, []);
   });
 
+  test("realm.json has every key Zulip's import reads without checking for it", () => {
+    // Zulip's zerver/lib/import_realm.py, do_import_realm() (and the helpers it calls: remove_denormalized_recipient_column_from_data,
+    // bulk_import_client, update_model_ids, re_map_foreign_keys, fix_datetime_fields, bulk_import_model, the realm_tables loop)
+    // index data["…"] for these with no `if "…" in data` guard, so a realm.json without one fails the import with a KeyError.
+    // zerver_usergroupmembership and zerver_groupgroupmembership are read unguarded whenever zerver_usergroup is present.
+    const REQUIRED = [
+      "import_source",
+      "zerver_realm",
+      "zerver_userprofile",
+      "zerver_userprofile_mirrordummy",
+      "zerver_userprofile_crossrealm",
+      "zerver_stream",
+      "zerver_huddle",
+      "zerver_client",
+      "zerver_recipient",
+      "zerver_subscription",
+      "zerver_realmauthenticationmethod",
+      "zerver_defaultstream",
+      "zerver_realmemoji",
+      "zerver_realmdomain",
+      "zerver_realmfilter",
+      "zerver_realmplayground",
+      "zerver_userpresence",
+      "zerver_useractivity",
+      "zerver_useractivityinterval",
+      "zerver_customprofilefield",
+      "zerver_customprofilefieldvalue",
+      "zerver_reaction",
+      "zerver_usergroup",
+      "zerver_usergroupmembership",
+      "zerver_groupgroupmembership",
+    ];
+    const realm = jsonOf(files, "realm.json");
+    for (const key of REQUIRED) assert.ok(key in realm, key);
+    for (const key of REQUIRED.filter((k) => k !== "import_source")) assert.ok(Array.isArray(realm[key]), key);
+    assert.equal(realm.import_source, "zulip");
+    // Fields of those rows it reads unguarded: each user's Django permission lists (deleted), the realm's channel settings
+    // under their foreign-key names, and each attachment's message lists (import_attachments' format_m2m_data).
+    for (const x of realm.zerver_userprofile as Json[]) {
+      assert.deepEqual(x.user_permissions, [], String(x.id));
+      assert.deepEqual(x.groups, [], String(x.id));
+    }
+    const zrealm = realm.zerver_realm[0];
+    for (const name of ["new_stream_announcements_stream", "signup_announcements_stream", "zulip_update_announcements_stream", "moderation_request_channel"]) {
+      assert.ok(name in zrealm, name);
+      assert.ok(!(`${name}_id` in zrealm), `${name}_id`);
+    }
+    for (const name of ["authentication_methods", "user_settings_defaults", "default_email_address_visibility"]) assert.ok(!(name in zrealm), name);
+    assert.deepEqual(
+      (realm.zerver_realmauthenticationmethod as Json[]).map((m) => m.name).sort(),
+      ["Dev", "Email"],
+    );
+    const [defaults] = realm.zerver_realmuserdefault as Json[];
+    assert.equal(defaults.realm, t.realm.id);
+    assert.equal(defaults.email_address_visibility, 3, "admins only: the default");
+    assert.equal(typeof defaults.enter_sends, "boolean");
+    // The statuses' and messages' clients all have rows.
+    const clients = new Set((realm.zerver_client as Json[]).map((c) => c.id));
+    for (const s of realm.zerver_userstatus as Json[]) assert.ok(clients.has(s.client), JSON.stringify(s));
+    const attachments = jsonOf(files, "attachment.json");
+    for (const a of attachments.zerver_attachment as Json[]) {
+      assert.deepEqual(a.messages, [ids.publicMessage]);
+      assert.deepEqual(a.scheduled_messages, []);
+    }
+    // A public export has nobody's drafts, presence or scheduled messages, and no bot's secrets.
+    for (const key of ["zerver_draft", "zerver_userpresence", "zerver_scheduledmessage", "zerver_service", "zerver_botstoragedata", "zerver_botconfigdata"]) assert.deepEqual(realm[key], [], key);
+  });
+
   test("messages: public channels' only, with everyone's flags", () => {
     const { messages, userMessages } = messagesOf(files);
     const messageIds = messages.map((m) => m.id);

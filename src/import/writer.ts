@@ -196,20 +196,26 @@ export class ImportWriter {
     this.count("reactions");
   }
 
+  /** The recipient of a channel or a direct-message conversation (created if new). */
+  async recipientId(to: ImportedMessage["to"]): Promise<number> {
+    const target = "channelId" in to ? { channelId: to.channelId } : { dmKey: dmKey(to.userIds) };
+    // recipientIdFor caches nothing inside a transaction; this import's own map saves a query per message.
+    const recipientKey = "channelId" in target ? `c${target.channelId}` : target.dmKey;
+    let recipientId = this.recipients.get(recipientKey);
+    if (recipientId === undefined) {
+      recipientId = await recipientIdFor(this.services.storage, this.trx, this.realm.id, target);
+      this.recipients.set(recipientKey, recipientId);
+    }
+    return recipientId;
+  }
+
   async insertMessage(message: ImportedMessage): Promise<number> {
     const { trx, services, realm } = this;
     this.linkifiers ??= await compiledLinkifiersFor(services.storage, trx, realm);
     const context = await markdownContextFor(trx, services.config, realm.id, message.content, { linkifiers: this.linkifiers });
     const rendered = renderMarkdown(message.content, context);
     const isChannel = "channelId" in message.to;
-    const target = "channelId" in message.to ? { channelId: message.to.channelId } : { dmKey: dmKey(message.to.userIds) };
-    // recipientIdFor caches nothing inside a transaction; this import's own map saves a query per message.
-    const recipientKey = "channelId" in target ? `c${target.channelId}` : target.dmKey;
-    let recipientId = this.recipients.get(recipientKey);
-    if (recipientId === undefined) {
-      recipientId = await recipientIdFor(services.storage, trx, realm.id, target);
-      this.recipients.set(recipientKey, recipientId);
-    }
+    const recipientId = await this.recipientId(message.to);
     const { id } = await trx
       .insertInto("messages")
       .values({

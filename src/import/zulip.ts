@@ -11,6 +11,8 @@ import { insertRealm } from "../actions/realm.ts";
 import { insertUser } from "../actions/users.ts";
 import { AvatarSource, avatarStoragePaths, newAvatarHash } from "../domain/avatar.ts";
 import { FieldType, isRenderable } from "../domain/custom-profile-fields.ts";
+import { checkLinkifier } from "../domain/linkifiers.ts";
+import { checkPlayground } from "../domain/playgrounds.ts";
 import { emojiStoragePath, isEmojiFileName } from "../domain/emoji.ts";
 import { encodeGroupSetting } from "../domain/group-settings.ts";
 import { isRole, Role } from "../domain/roles.ts";
@@ -165,6 +167,11 @@ async function importRows(
   // Channels, with Parley's default permissions (the creator's, when known).
   const groups = await w.systemGroupIds();
   const recipients = new Map(table(tables, "zerver_recipient").map((r) => [num(r.id), { type: num(r.type), typeId: num(r.type_id) }]));
+  // Direct-message groups: Zulip's table was zerver_huddle, its model is now DirectMessageGroup; either name is read.
+  // A group recipient's type_id names a row there; its members are the recipient's subscribers (as import_realm finds them).
+  const dmGroupTable = tables.zerver_directmessagegroup ?? tables.zerver_huddle;
+  const dmGroups = new Set(table(tables, "zerver_directmessagegroup", "zerver_huddle").map((g) => num(g.id)));
+  const isKnownGroup = (typeId: number) => dmGroupTable === undefined || dmGroups.has(typeId);
   const channelOfRecipient = new Map<number, number>();
   for (const s of table(tables, "zerver_stream")) {
     const id = await w.insertChannel({
@@ -304,6 +311,36 @@ async function importRows(
   w.progress("custom_profile_fields");
   w.progress("custom_profile_field_values");
 
+  // Linkifiers and code playgrounds, before the messages are rendered (they link what the linkifiers match).
+  // One Parley would refuse (a pattern RE2 cannot compile, say) is left out and logged.
+  for (const l of [...table(tables, "zerver_realmfilter")].sort((a, b) => num(a.order ?? 0) - num(b.order ?? 0) || num(a.id) - num(b.id))) {
+    const input = { pattern: String(l.pattern ?? ""), urlTemplate: String(l.url_template ?? "") };
+    const taken = (await trx.selectFrom("realm_linkifiers").select("id").where("realm_id", "=", realm.id).where("pattern", "=", input.pattern).executeTakeFirst()) !== undefined;
+    try {
+      checkLinkifier(input, taken);
+    } catch (error) {
+      log(`linkifier ${input.pattern} left out: ${(error as Error).message}`);
+      continue;
+    }
+    await trx.insertInto("realm_linkifiers").values({ realm_id: realm.id, pattern: input.pattern, url_template: input.urlTemplate, order: num(l.order ?? 0) }).execute();
+    w.count("linkifiers");
+  }
+  for (const p of table(tables, "zerver_realmplayground")) {
+    const input = { name: String(p.name ?? ""), pygmentsLanguage: String(p.pygments_language ?? ""), urlTemplate: String(p.url_template ?? "") };
+    const taken =
+      (await trx.selectFrom("realm_playgrounds").select("id").where("realm_id", "=", realm.id).where("name", "=", input.name).where("pygments_language", "=", input.pygmentsLanguage).executeTakeFirst()) !== undefined;
+    try {
+      checkPlayground(input, taken);
+    } catch (error) {
+      log(`playground ${input.name} left out: ${(error as Error).message}`);
+      continue;
+    }
+    await trx.insertInto("realm_playgrounds").values({ realm_id: realm.id, name: input.name, pygments_language: input.pygmentsLanguage, url_template: input.urlTemplate }).execute();
+    w.count("playgrounds");
+  }
+  w.progress("linkifiers");
+  w.progress("playgrounds");
+
   // Uploaded avatars (avatars/records.json: <hash>.png, <hash>-medium.png, <hash>.original per user), under a new hash.
   const avatarRecords = await readJsonIfPresent<Row[]>(path.join(root, "avatars", "records.json"), []);
   const avatarFiles = new Map<number, { small?: string; medium?: string; original?: string }>();
@@ -390,6 +427,7 @@ async function importRows(
         if (other === undefined) throw new ImportFormatError(`message ${String(m.id)}: unknown recipient`);
         to = { userIds: [senderId, other] };
       } else {
+        if (!isKnownGroup(recipient.typeId)) throw new ImportFormatError(`message ${String(m.id)}: unknown direct message group ${recipient.typeId}`);
         to = { userIds: [senderId, ...(groupMembers.get(num(m.recipient)) ?? [])] };
       }
       const id = await w.insertMessage({
@@ -460,6 +498,79 @@ async function importRows(
     w.count("user_topics");
   }
   w.progress("user_topics");
+
+  for (const a of table(tables, "zerver_alertword")) {
+    const userId = w.mapped("users", a.user_profile as number);
+    const word = String(a.word ?? "").trim();
+    if (userId === undefined || word === "") continue;
+    const row = { user_id: userId, word, word_key: word.toLowerCase() };
+    await trx.insertInto("alert_words").values(row).onConflict((oc) => oc.doNothing()).execute();
+    w.count("alert_words");
+  }
+  w.progress("alert_words");
+
+  for (const m of table(tables, "zerver_muteduser")) {
+    const userId = w.mapped("users", m.user_profile as number);
+    const mutedId = w.mapped("users", m.muted_user as number);
+    if (userId === undefined || mutedId === undefined || userId === mutedId) continue;
+    await trx.insertInto("muted_users").values({ user_id: userId, muted_user_id: mutedId, date_muted: seconds(m.date_muted ?? services.now()) }).onConflict((oc) => oc.doNothing()).execute();
+    w.count("muted_users");
+  }
+  w.progress("muted_users");
+
+  // Statuses name their client by zerver_client id, and a custom emoji by its id.
+  const clientNames = new Map(table(tables, "zerver_client").map((c) => [num(c.id), String(c.name)]));
+  for (const s of table(tables, "zerver_userstatus")) {
+    const userId = w.mapped("users", s.user_profile as number);
+    if (userId === undefined) continue;
+    const type = typeof s.reaction_type === "string" && s.reaction_type !== "" ? s.reaction_type : "unicode_emoji";
+    const code = type === "realm_emoji" && s.emoji_code ? String(w.mapped("emoji", num(s.emoji_code)) ?? s.emoji_code) : String(s.emoji_code ?? "");
+    await trx
+      .insertInto("user_statuses")
+      .values({
+        user_id: userId,
+        realm_id: realm.id,
+        status_text: String(s.status_text ?? ""),
+        emoji_name: String(s.emoji_name ?? ""),
+        emoji_code: code,
+        reaction_type: type,
+        timestamp: seconds(s.timestamp ?? services.now()),
+        client: clientNames.get(num(s.client)) ?? "Zulip import",
+      })
+      .onConflict((oc) => oc.column("user_id").doNothing())
+      .execute();
+    w.count("user_statuses");
+  }
+  w.progress("user_statuses");
+
+  // Drafts (Parley's exports have them; Zulip's do not): to a channel, a person, or a group, or to nobody yet.
+  for (const d of table(tables, "zerver_draft")) {
+    const userId = w.mapped("users", d.user_profile as number);
+    if (userId === undefined) continue;
+    let recipientId: number | null = null;
+    if (d.recipient !== null && d.recipient !== undefined) {
+      const recipient = recipients.get(num(d.recipient));
+      if (!recipient) continue;
+      if (recipient.type === RecipientType.STREAM) {
+        const channelId = channelOfRecipient.get(num(d.recipient));
+        if (channelId === undefined) continue;
+        recipientId = await w.recipientId({ channelId });
+      } else if (recipient.type === RecipientType.PERSONAL) {
+        const other = w.mapped("users", recipient.typeId);
+        if (other === undefined) continue;
+        recipientId = await w.recipientId({ userIds: [userId, other] });
+      } else {
+        if (!isKnownGroup(recipient.typeId)) continue;
+        recipientId = await w.recipientId({ userIds: [userId, ...(groupMembers.get(num(d.recipient)) ?? [])] });
+      }
+    }
+    const isChannel = recipientId !== null && recipients.get(num(d.recipient))?.type === RecipientType.STREAM;
+    // Zulip's last_edit_time is a date (seconds); Parley keeps milliseconds.
+    const editedMs = Math.round(num(d.last_edit_time ?? services.now()) * 1000);
+    await trx.insertInto("drafts").values({ user_id: userId, recipient_id: recipientId, topic: isChannel ? String(d.topic ?? "") : "", content: String(d.content ?? ""), last_edit_time_ms: editedMs }).execute();
+    w.count("drafts");
+  }
+  w.progress("drafts");
   return w;
 }
 

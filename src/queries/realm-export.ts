@@ -30,6 +30,7 @@ import { emojiStoragePath } from "../domain/emoji.ts";
 import { decodeGroupSetting, type GroupSettingValue } from "../domain/group-settings.ts";
 import { dmKeyUserIds, RecipientType } from "../domain/messages.ts";
 import { ExportStatus, ExportType, MESSAGE_CHUNK_SIZE, type ExportTypeValue } from "../domain/realm-export.ts";
+import { parseRealmSettings, REALM_CHANNEL_SETTINGS } from "../domain/realm-settings.ts";
 import { parseUserSettings, USER_SETTING_DEFAULTS } from "../domain/user-settings.ts";
 import { Role } from "../domain/roles.ts";
 import { EmailVisibility } from "../domain/users.ts";
@@ -223,7 +224,9 @@ async function writeEntries(c: ExportContext, pack: Pack): Promise<ExportStats> 
   const clientIds = new Map(clientRows.map((r, i) => [r.sending_client, i + 1]));
 
   const data = await realmTables(c, clientIds);
-  await addBuffer(pack, `${c.dir}/realm.json`, json(data.tables), c.mtime);
+  // import_source: the one key of realm.json that is not a table; Zulip's do_import_realm pops it unconditionally. "zulip": the
+  // data is a Zulip server's own (no onboarding messages are sent to the imported users).
+  await addBuffer(pack, `${c.dir}/realm.json`, json({ ...data.tables, import_source: "zulip" }), c.mtime);
   c.progress("realm.json");
 
   const attachmentIds = new Set<number>();
@@ -311,6 +314,9 @@ async function writeEntries(c: ExportContext, pack: Pack): Promise<ExportStats> 
         create_time: a.create_time,
         is_realm_public: null,
         is_web_public: null,
+        // Zulip's many-to-many lists, which import_realm reads from every row; zerver_attachment_messages says the same as rows.
+        messages: links.filter((l) => l.attachment_id === a.id).map((l) => l.message_id),
+        scheduled_messages: [],
       });
       uploads.push({ key: a.path_id, row: { realm_id: a.realm_id, user_profile_id: a.owner_id, path: a.path_id, s3_path: a.path_id, content_type: a.content_type, size: a.size, last_modified: a.create_time } });
     }
@@ -397,8 +403,16 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
     icon_version: realm.icon_version,
   };
   for (const [name, value] of Object.entries(realmSettings)) {
+    // Kept in their own tables by Zulip (zerver_realmauthenticationmethod, zerver_realmuserdefault), written there below.
+    if (name === "authentication_methods" || name === "user_settings_defaults" || name === "default_email_address_visibility") continue;
+    if ((REALM_CHANNEL_SETTINGS as readonly string[]).includes(name)) {
+      // Zulip's foreign keys are named without _id (import_realm re-maps zerver_realm["new_stream_announcements_stream"], …); -1 is none.
+      realmRow[name.replace(/_id$/, "")] = value === -1 ? null : value;
+      continue;
+    }
     realmRow[name] = SYSTEM_GROUP_SETTING.test(name) && value !== null && (typeof value === "number" || typeof value === "object") ? groupRows.idFor(value as GroupSettingValue) : value;
   }
+  const plainSettings = parseRealmSettings(realm.settings);
 
   const isSystemBot = (u: User) => u.is_system_bot;
   const userprofile: Row[] = [];
@@ -435,6 +449,9 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
       default_events_register_stream: u.default_events_register_stream_id,
       default_all_public_streams: u.default_all_public_streams,
       recipient: personalRecipient(u.id),
+      // Django's permission fields, which import_realm deletes from every row without checking they are there.
+      user_permissions: [],
+      groups: [],
     });
     if (u.avatar_source === AvatarSource.UPLOADED && u.avatar_hash !== null) {
       const paths = avatarStoragePaths(u.realm_id, u.avatar_hash);
@@ -558,6 +575,33 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
     .orderBy("id")
     .execute();
 
+  // Personal data Zulip's import_realm reads (zerver_userpresence always, the others when present).
+  const presence = await db.selectFrom("user_presence").selectAll().where("user_id", "in", inUsers(privateUsers)).orderBy("user_id").execute();
+  const presenceSequence = await db.selectFrom("presence_sequences").selectAll().where("realm_id", "=", realm.id).executeTakeFirst();
+  const exportedRecipients = new Set(recipientRows.map((r) => r.id as number));
+  const drafts = (await db.selectFrom("drafts").selectAll().where("user_id", "in", inUsers(privateUsers)).orderBy("id").execute()).filter((d) => d.recipient_id === null || exportedRecipients.has(d.recipient_id));
+  const scheduled = (await db.selectFrom("scheduled_messages").selectAll().where("realm_id", "=", realm.id).where("sender_id", "in", inUsers(privateUsers)).orderBy("id").execute()).filter((m) => exportedRecipients.has(m.recipient_id));
+  // Bots' services, storage and configuration: organization data, left out of a public export (the services hold secrets).
+  const botIds = c.type === ExportType.PUBLIC ? [] : users.filter((u) => u.is_bot && !u.is_system_bot).map((u) => u.id);
+  const botServices = await db.selectFrom("bot_services").selectAll().where("user_id", "in", inUsers(botIds)).orderBy("id").execute();
+  const botStorage = await db.selectFrom("bot_storage").selectAll().where("bot_user_id", "in", inUsers(botIds)).orderBy("bot_user_id").orderBy("key").execute();
+  const botConfig = await db.selectFrom("bot_config").selectAll().where("bot_user_id", "in", inUsers(botIds)).orderBy("bot_user_id").orderBy("key").execute();
+  const submessages = await db
+    .selectFrom("submessages")
+    .selectAll()
+    .where("message_id", "in", db.selectFrom("messages as m").select("m.id").where("m.realm_id", "=", realm.id).where((eb) => messageFilter(c, eb)))
+    .orderBy("id")
+    .execute();
+  // A client only scheduled messages or statuses name still needs its zerver_client row.
+  const clientId = (name: string): number => {
+    let id = clientIds.get(name);
+    if (id === undefined) {
+      id = clientIds.size + 1;
+      clientIds.set(name, id);
+    }
+    return id;
+  };
+
   let n = 0;
   const tables: Record<string, Row[]> = {
     zerver_realm: [realmRow],
@@ -590,15 +634,54 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
     zerver_customprofilefieldvalue: fieldValues.map((v) => ({ id: v.id, user_profile: v.user_id, field: v.field_id, value: v.value, rendered_value: v.rendered_value })),
     zerver_realmfilter: linkifiers.map((l) => ({ id: l.id, realm: l.realm_id, pattern: l.pattern, url_template: l.url_template, order: l.order })),
     zerver_realmplayground: playgrounds.map((p) => ({ id: p.id, realm: p.realm_id, name: p.name, pygments_language: p.pygments_language, url_template: p.url_template })),
+    // Parley keeps no list of the organization's email domains, and no audit log: empty, as import_realm needs the first
+    // (an absent zerver_realmauditlog would make it invent subscription events instead).
     zerver_realmdomain: [],
     zerver_realmauditlog: [],
-    zerver_client: [...clientIds].map(([name, id]) => ({ id, name })),
+    zerver_realmauthenticationmethod: Object.entries(plainSettings.authentication_methods)
+      .filter(([, enabled]) => enabled)
+      .map(([name], i) => ({ id: i + 1, realm: realm.id, name })),
+    zerver_realmuserdefault: [{ ...USER_SETTING_DEFAULTS, ...plainSettings.user_settings_defaults, id: 1, realm: realm.id, email_address_visibility: plainSettings.default_email_address_visibility }],
+    zerver_userpresence: presence.map((p, i) => ({ id: i + 1, user_profile: p.user_id, realm: p.realm_id, last_connected_time: p.last_connected_time, last_active_time: p.last_active_time, last_update_id: p.last_update_id })),
+    zerver_presencesequence: presenceSequence ? [{ id: 1, realm: realm.id, last_update_id: presenceSequence.last_update_id }] : [],
+    // Parley records neither: empty, as import_realm reads both unconditionally.
+    zerver_useractivity: [],
+    zerver_useractivityinterval: [],
+    zerver_draft: drafts.map((d) => ({ id: d.id, user_profile: d.user_id, recipient: d.recipient_id, topic: d.topic, content: d.content, last_edit_time: d.last_edit_time_ms / 1000 })),
+    zerver_scheduledmessage: scheduled.map((m) => ({
+      id: m.id,
+      sender: m.sender_id,
+      recipient: m.recipient_id,
+      subject: m.topic,
+      content: m.content,
+      rendered_content: m.rendered_content,
+      sending_client: clientId(m.sending_client),
+      stream: m.channel_id,
+      realm: m.realm_id,
+      scheduled_timestamp: m.scheduled_timestamp,
+      request_timestamp: m.request_timestamp,
+      read_by_sender: m.read_by_sender,
+      delivered: m.delivered,
+      delivered_message: m.delivered_message_id,
+      has_attachment: m.content.includes("/user_uploads/"),
+      failed: m.failed,
+      failure_message: m.failure_message,
+      delivery_type: m.delivery_type,
+      reminder_target_message_id: m.reminder_target_message_id,
+      reminder_note: m.reminder_note,
+    })),
+    zerver_submessage: submessages.map((s) => ({ id: s.id, message: s.message_id, sender: s.sender_id, msg_type: s.msg_type, content: s.content })),
+    zerver_service: botServices.map((s) => ({ id: s.id, user_profile: s.user_id, name: s.name, base_url: s.base_url, token: s.token, interface: s.interface })),
+    zerver_botstoragedata: botStorage.map((b, i) => ({ id: i + 1, bot_profile: b.bot_user_id, key: b.key, value: b.value })),
+    zerver_botconfigdata: botConfig.map((b, i) => ({ id: i + 1, bot_profile: b.bot_user_id, key: b.key, value: b.value })),
     zerver_reaction: reactions.map((r) => ({ id: r.id, message: r.message_id, user_profile: r.user_id, emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type })),
     zerver_usertopic: userTopics.map((t, i) => ({ id: i + 1, user_profile: t.user_id, stream: t.channel_id, recipient: channelRecipient.get(t.channel_id) ?? null, topic_name: t.topic, visibility_policy: t.visibility_policy, last_updated: t.last_updated })),
     zerver_muteduser: mutedUsers.map((m, i) => ({ id: i + 1, user_profile: m.user_id, muted_user: m.muted_user_id, date_muted: m.date_muted })),
     zerver_alertword: alertWords.map((a, i) => ({ id: i + 1, user_profile: a.user_id, realm: realm.id, word: a.word })),
-    zerver_userstatus: statuses.map((s, i) => ({ id: i + 1, user_profile: s.user_id, status_text: s.status_text, emoji_name: s.emoji_name, emoji_code: s.emoji_code, reaction_type: s.reaction_type, timestamp: s.timestamp, client: clientIds.get(s.client) ?? null })),
+    zerver_userstatus: statuses.map((s, i) => ({ id: i + 1, user_profile: s.user_id, status_text: s.status_text, emoji_name: s.emoji_name, emoji_code: s.emoji_code, reaction_type: s.reaction_type, timestamp: s.timestamp, client: clientId(s.client) })),
   };
+  // Last: the statuses and scheduled messages above may have added clients.
+  tables.zerver_client = [...clientIds].map(([name, id]) => ({ id, name }));
   return { tables, avatars, emoji };
 }
 
