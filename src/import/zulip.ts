@@ -18,7 +18,8 @@ import { encodeGroupSetting } from "../domain/group-settings.ts";
 import { isRole, Role } from "../domain/roles.ts";
 import { parseRealmSettings } from "../domain/realm-settings.ts";
 import { uploadUrl } from "../domain/uploads.ts";
-import { checkUserSetting, USER_SETTING_NAMES } from "../domain/user-settings.ts";
+import { checkUserSetting, USER_SETTING_DEFAULTS, USER_SETTING_NAMES } from "../domain/user-settings.ts";
+import { apiEmailFor, checkEmailVisibility } from "../domain/users.ts";
 import { renderMarkdown } from "../markdown/render.ts";
 import { markdownContextFor, renderDescription } from "../queries/markdown-context.ts";
 import type { Services } from "../services.ts";
@@ -101,6 +102,30 @@ async function importRows(
     dateCreated: seconds(zrealm.date_created ?? services.now()),
   });
   const settings = mergeKnown(parseRealmSettings(realm.settings) as unknown as Record<string, unknown>, zrealm, (key) => key.endsWith("_group") || key === "id");
+  // The personal settings new users start with (Zulip's RealmUserDefault row), each checked as the settings endpoint checks it.
+  const zdefaults = table(tables, "zerver_realmuserdefault")[0];
+  if (zdefaults) {
+    const defaults: Record<string, unknown> = {};
+    for (const name of USER_SETTING_NAMES) {
+      if (zdefaults[name] === undefined || zdefaults[name] === null) continue;
+      try {
+        const value = checkUserSetting(name, zdefaults[name]);
+        if (value !== USER_SETTING_DEFAULTS[name]) defaults[name] = value;
+      } catch {
+        // A value Parley does not offer: Parley's default.
+      }
+    }
+    settings.user_settings_defaults = defaults;
+    try {
+      settings.default_email_address_visibility = checkEmailVisibility(zdefaults.email_address_visibility);
+    } catch {
+      // Missing or unknown: Parley's default.
+    }
+  }
+  // Login methods (Zulip's RealmAuthenticationMethod rows): those Parley has are on when listed; if none of them is, Parley's defaults stay.
+  const methodNames = new Set(table(tables, "zerver_realmauthenticationmethod").map((m) => String(m.name)));
+  const knownMethods = Object.keys(settings.authentication_methods as Record<string, boolean>);
+  if (knownMethods.some((name) => methodNames.has(name))) settings.authentication_methods = Object.fromEntries(knownMethods.map((name) => [name, methodNames.has(name)]));
   await trx
     .updateTable("realms")
     .set({
@@ -141,9 +166,18 @@ async function importRows(
       timezone: typeof u.timezone === "string" ? u.timezone : "",
     });
     const stored = JSON.parse(user.settings) as Record<string, unknown>;
+    let visibility = user.email_address_visibility;
+    try {
+      if (u.email_address_visibility !== undefined && u.email_address_visibility !== null) visibility = checkEmailVisibility(u.email_address_visibility);
+    } catch {
+      // Unknown: the organization's default for new users.
+    }
     await trx
       .updateTable("users")
       .set({
+        // Who may see the address is the user's own choice, not the new users' default; the API address follows it.
+        email_address_visibility: visibility,
+        ...(u.is_bot === true ? {} : { email: apiEmailFor(user.id, email, visibility, services.config.fakeEmailDomain), email_key: apiEmailFor(user.id, email, visibility, services.config.fakeEmailDomain).toLowerCase() }),
         is_active: u.is_active !== false,
         date_joined: seconds(u.date_joined ?? services.now()),
         settings: JSON.stringify(userSettings(stored, u)),

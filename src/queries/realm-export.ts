@@ -375,7 +375,9 @@ function directMessageGroupHash(userIds: readonly number[]): string {
 
 /** realm.json's tables, and the avatar and emoji files to add. */
 async function realmTables(c: ExportContext, clientIds: Map<string, number>): Promise<{ tables: Record<string, Row[]>; avatars: { key: string; row: Row }[]; emoji: { key: string; row: Row }[] }> {
-  const { db, realm } = c;
+  const { db } = c;
+  // The organization as it is now: the Realm handed in may have been read before a settings change.
+  const realm = await db.selectFrom("realms").selectAll().where("id", "=", c.realm.id).executeTakeFirstOrThrow();
   const users = await db.selectFrom("users").selectAll().where("realm_id", "=", realm.id).orderBy("id").execute();
   const channels = await db.selectFrom("channels").selectAll().where("realm_id", "=", realm.id).orderBy("id").execute();
   const recipients = await db.selectFrom("recipients").selectAll().where("realm_id", "=", realm.id).orderBy("id").execute();
