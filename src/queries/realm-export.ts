@@ -4,7 +4,9 @@
 //   realm.json               the organization's tables, each under Zulip's table name
 //                            (zerver_realm, zerver_userprofile, zerver_stream, …), rows
 //                            with Zulip's field names, foreign keys as ids, times as
-//                            UNIX seconds;
+//                            UNIX seconds; every table Zulip's import_realm.py
+//                            reads without checking for it is there, empty if Parley
+//                            keeps no such data (docs/export-import.md);
 //   messages-000001.json …   zerver_message and zerver_usermessage, MESSAGE_CHUNK_SIZE
 //                            messages a file, ids ascending;
 //   attachment.json          zerver_attachment and zerver_attachment_messages of the
