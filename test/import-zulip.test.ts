@@ -243,6 +243,10 @@ test("a Zulip export is imported: users, channels, subscriptions, groups, messag
   assert.equal(state.realm_waiting_period_threshold, 3);
   assert.equal(state.realm_message_content_edit_limit_seconds, 900);
   assert.equal(state.realm_inline_image_preview, false);
+  // Zulip's new_stream_announcements_stream (a channel's old ID) names Denmark by its new ID; the others stay unset.
+  const denmarkId = (await db.selectFrom("channels").select("id").where("name", "=", "Denmark").executeTakeFirstOrThrow()).id;
+  assert.equal(state.realm_new_stream_announcements_stream_id, denmarkId);
+  assert.equal(state.realm_signup_announcements_stream_id, -1);
   assert.equal(state.user_settings.twenty_four_hour_time, true);
   assert.equal(state.user_settings.enter_sends, false);
 

@@ -16,7 +16,7 @@ import { checkPlayground } from "../domain/playgrounds.ts";
 import { emojiStoragePath, isEmojiFileName } from "../domain/emoji.ts";
 import { encodeGroupSetting } from "../domain/group-settings.ts";
 import { isRole, Role } from "../domain/roles.ts";
-import { parseRealmSettings } from "../domain/realm-settings.ts";
+import { parseRealmSettings, REALM_CHANNEL_SETTINGS } from "../domain/realm-settings.ts";
 import { uploadUrl } from "../domain/uploads.ts";
 import { checkUserSetting, USER_SETTING_DEFAULTS, USER_SETTING_NAMES } from "../domain/user-settings.ts";
 import { apiEmailFor, checkEmailVisibility } from "../domain/users.ts";
@@ -101,7 +101,9 @@ async function importRows(
     description: String(zrealm.description ?? ""),
     dateCreated: seconds(zrealm.date_created ?? services.now()),
   });
-  const settings = mergeKnown(parseRealmSettings(realm.settings) as unknown as Record<string, unknown>, zrealm, (key) => key.endsWith("_group") || key === "id");
+  // Channel settings name old channel IDs: set once the channels exist (below).
+  const channelSetting = new Set<string>(REALM_CHANNEL_SETTINGS);
+  const settings = mergeKnown(parseRealmSettings(realm.settings) as unknown as Record<string, unknown>, zrealm, (key) => key.endsWith("_group") || key === "id" || channelSetting.has(key));
   // The personal settings new users start with (Zulip's RealmUserDefault row), each checked as the settings endpoint checks it.
   const zdefaults = table(tables, "zerver_realmuserdefault")[0];
   if (zdefaults) {
@@ -225,6 +227,20 @@ async function importRows(
     if (recipientId !== undefined) channelOfRecipient.set(num(recipientId), id);
   }
   w.progress("channels");
+  // The organization's announcement and moderation channels (Zulip's foreign keys name them without _id), by their new IDs.
+  const channelSettings: Record<string, number> = {};
+  for (const name of REALM_CHANNEL_SETTINGS) {
+    const mapped = w.mapped("channels", zrealm[name.replace(/_id$/, "")] as number | null | undefined);
+    if (mapped !== undefined) channelSettings[name] = mapped;
+  }
+  if (Object.keys(channelSettings).length > 0) {
+    const current = await trx.selectFrom("realms").select("settings").where("id", "=", realm.id).executeTakeFirstOrThrow();
+    await trx
+      .updateTable("realms")
+      .set({ settings: JSON.stringify({ ...(JSON.parse(current.settings) as Record<string, unknown>), ...channelSettings }) })
+      .where("id", "=", realm.id)
+      .execute();
+  }
   for (const d of table(tables, "zerver_defaultstream")) {
     const channelId = w.mapped("channels", d.stream as number);
     if (channelId !== undefined) await trx.insertInto("default_channels").values({ realm_id: realm.id, channel_id: channelId }).execute();
