@@ -58,7 +58,9 @@ before(async () => {
   assertSuccess(await t.api(member, "POST", "/users/me/status", { status_text: "Drawing", emoji_name: "art" }));
   assertSuccess(await t.api(owner, "POST", "/realm/filters", { pattern: "#(?P<id>[0-9]+)", url_template: "https://tracker.example/{id}" }));
   assertSuccess(await t.api(owner, "POST", "/realm/playgrounds", { name: "Rust playground", pygments_language: "Rust", url_template: "https://play.rust-lang.org/?code={code}" }));
+  assertSuccess(await t.api(owner, "PATCH", "/realm/user_settings_defaults", { enter_sends: true, email_address_visibility: 1 }));
   const design = (await t.services.storage.db.selectFrom("channels").select("id").where("name", "=", "design").executeTakeFirstOrThrow()).id;
+  assertSuccess(await t.api(owner, "PATCH", "/realm", { new_stream_announcements_stream_id: design }));
   assertSuccess(
     await t.api(member, "POST", "/drafts", {
       drafts: JSON.stringify([
@@ -129,7 +131,7 @@ async function view(services: Services, url: string, email: string): Promise<Jso
   }));
   // Personal data and organization settings, as /register gives them.
   const { api_key: apiKey, email: apiEmail, id: userId } = await services.storage.db.selectFrom("users").select(["api_key", "email", "id"]).where("delivery_email", "=", email).executeTakeFirstOrThrow();
-  const types = ["alert_words", "muted_users", "user_status", "realm_linkifiers", "realm_playgrounds", "drafts"];
+  const types = ["alert_words", "muted_users", "user_status", "realm_linkifiers", "realm_playgrounds", "drafts", "realm_user_settings_defaults", "realm"];
   const response = await fetch(`${url}/api/v1/register`, {
     method: "POST",
     headers: { authorization: basicAuth(apiEmail, apiKey), "content-type": "application/x-www-form-urlencoded" },
@@ -143,6 +145,8 @@ async function view(services: Services, url: string, email: string): Promise<Jso
     mutedUsers: state.muted_users.map((m: Json) => emailOf.get(m.id)).sort(),
     status: { text: own.status_text, emoji: own.emoji_name },
     linkifiers: state.realm_linkifiers.map((l: Json) => [l.pattern, l.url_template]),
+    announcements: channelNames.get(state.realm_new_stream_announcements_stream_id) ?? null,
+    userDefaults: { enterSends: state.realm_user_settings_defaults.enter_sends, emailVisibility: state.realm_user_settings_defaults.email_address_visibility },
     playgrounds: state.realm_playgrounds.map((p: Json) => [p.name, p.pygments_language, p.url_template]),
     drafts: state.drafts
       .map((d: Json) => ({ type: d.type, to: d.type === "stream" ? d.to.map((id: number) => channelNames.get(id)) : d.to.map((id: number) => emailOf.get(id)).sort(), topic: d.topic, content: d.content, timestamp: d.timestamp }))
@@ -176,7 +180,7 @@ test("a full export from Parley imported into an empty database answers as the o
     assert.deepEqual(afterImport.subscribed, before.subscribed, `subscriptions as ${email}`);
     assert.deepEqual(afterImport.userGroups, before.userGroups, `user groups as ${email}`);
     assert.deepEqual(afterImport.history, before.history, `messages as ${email}`);
-    assert.deepEqual(afterImport.personal, before.personal, `alert words, mutes, status, linkifiers, playgrounds, drafts as ${email}`);
+    assert.deepEqual(afterImport.personal, before.personal, `alert words, mutes, status, linkifiers, playgrounds, drafts, new users' defaults as ${email}`);
     assert.ok(before.history.length > 0);
   }
 
@@ -189,6 +193,8 @@ test("a full export from Parley imported into an empty database answers as the o
   assert.deepEqual(memberView.personal.status, { text: "Drawing", emoji: "art" });
   assert.deepEqual(memberView.personal.linkifiers, [["#(?P<id>[0-9]+)", "https://tracker.example/{id}"]]);
   assert.equal(memberView.personal.playgrounds.length, 1);
+  assert.deepEqual(memberView.personal.userDefaults, { enterSends: true, emailVisibility: 1 });
+  assert.equal(memberView.personal.announcements, "design");
   assert.deepEqual(
     memberView.personal.drafts.map((d: Json) => [d.type, d.content]),
     [

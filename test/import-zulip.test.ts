@@ -243,6 +243,10 @@ test("a Zulip export is imported: users, channels, subscriptions, groups, messag
   assert.equal(state.realm_waiting_period_threshold, 3);
   assert.equal(state.realm_message_content_edit_limit_seconds, 900);
   assert.equal(state.realm_inline_image_preview, false);
+  // Zulip's new_stream_announcements_stream (a channel's old ID) names Denmark by its new ID; the others stay unset.
+  const denmarkId = (await db.selectFrom("channels").select("id").where("name", "=", "Denmark").executeTakeFirstOrThrow()).id;
+  assert.equal(state.realm_new_stream_announcements_stream_id, denmarkId);
+  assert.equal(state.realm_signup_announcements_stream_id, -1);
   assert.equal(state.user_settings.twenty_four_hour_time, true);
   assert.equal(state.user_settings.enter_sends, false);
 
@@ -384,6 +388,8 @@ test("zerver_directmessagegroup (Zulip's newer name for zerver_huddle); alert wo
       { id: 2, realm: 7, pattern: "(unclosed", url_template: "https://bad.example/", order: 1 },
     ];
     realm.zerver_realmplayground = [{ id: 1, realm: 7, name: "Rust playground", pygments_language: "Rust", url_template: "https://play.rust-lang.org/?code={code}" }];
+    realm.zerver_realmuserdefault = [{ id: 1, realm: 7, enter_sends: true, twenty_four_hour_time: false, email_address_visibility: 2, emojiset: "no-such-set" }];
+    realm.zerver_realmauthenticationmethod = [{ id: 1, realm: 7, name: "Email" }, { id: 2, realm: 7, name: "GitHub" }];
     realm.zerver_draft = [
       { id: 1, user_profile: 20, recipient: 40, topic: "greetings", content: "half a thought", last_edit_time: 1600000800.5 },
       { id: 2, user_profile: 21, recipient: 45, topic: "", content: "to the group", last_edit_time: 1600000900 },
@@ -426,6 +432,12 @@ test("zerver_directmessagegroup (Zulip's newer name for zerver_huddle); alert wo
   // The linkifier was there when the messages were rendered.
   const linked = await db.selectFrom("messages").select("rendered_content").where("content", "=", "Only for the few, see #42").executeTakeFirstOrThrow();
   assert.match(linked.rendered_content, /href="https:\/\/tracker\.example\/42"/);
+
+  // New users' defaults (an unknown emoji set keeps Parley's), and the login methods Parley has of those listed.
+  const settings = JSON.parse((await db.selectFrom("realms").select("settings").executeTakeFirstOrThrow()).settings);
+  assert.deepEqual(settings.user_settings_defaults, { enter_sends: true });
+  assert.equal(settings.default_email_address_visibility, 2);
+  assert.deepEqual(settings.authentication_methods, { Email: true, Dev: false });
 
   // Drafts: to Denmark's recipient, to the group conversation's (that of its message), and to nobody.
   const denmark = await db.selectFrom("channels").select("id").where("name", "=", "Denmark").executeTakeFirstOrThrow();

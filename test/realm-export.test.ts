@@ -615,6 +615,50 @@ describe("exporting to a file", () => {
     }
   });
 
+  test("the full export has drafts, presence, scheduled messages, submessages and bots' services, storage and configuration, in Zulip's tables", async () => {
+    const recipient = await db().selectFrom("recipients").select("id").where("channel_id", "=", ids.publicChannel!).executeTakeFirstOrThrow();
+    const now = t.services.now();
+    await db().deleteFrom("user_presence").where("user_id", "=", u().member.id).execute();
+    await db().insertInto("user_presence").values({ user_id: u().member.id, realm_id: t.realm.id, last_connected_time: now - 60, last_active_time: now - 120, last_update_id: 7 }).execute();
+    const draft = await db().insertInto("drafts").values({ user_id: u().member.id, recipient_id: recipient.id, topic: "export", content: "unsent words", last_edit_time_ms: 1700000000500 }).returning("id").executeTakeFirstOrThrow();
+    const scheduled = await db()
+      .insertInto("scheduled_messages")
+      .values({ realm_id: t.realm.id, sender_id: u().member.id, delivery_type: 1, recipient_id: recipient.id, channel_id: ids.publicChannel!, topic: "later", content: "words for later", rendered_content: "<p>words for later</p>", sending_client: "scheduler test client", read_by_sender: true, scheduled_timestamp: now + 3600, request_timestamp: now })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    const submessage = await db().insertInto("submessages").values({ message_id: ids.publicMessage!, sender_id: u().member.id, msg_type: "widget", content: '{"type":"vote"}' }).returning("id").executeTakeFirstOrThrow();
+    const service = await db().insertInto("bot_services").values({ user_id: u().bot.id, name: "helper", base_url: "https://bots.example/hook", token: "s3cret", interface: 1 }).returning("id").executeTakeFirstOrThrow();
+    await db().insertInto("bot_storage").values({ bot_user_id: u().bot.id, key: "count", value: "3" }).execute();
+    await db().insertInto("bot_config").values({ bot_user_id: u().bot.id, key: "api_key", value: "k" }).execute();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-export-"));
+    try {
+      const output = path.join(dir, "personal.tar.gz");
+      await exportRealmToFile(t.services, t.realm, ExportType.FULL_WITHOUT_CONSENT, output, () => {});
+      const { files } = await untar(fs.readFileSync(output));
+      const realm = jsonOf(files, "realm.json");
+      assert.deepEqual(
+        (realm.zerver_userpresence as Json[]).filter((p) => p.user_profile === u().member.id).map((p) => [p.realm, p.last_connected_time, p.last_active_time, p.last_update_id]),
+        [[t.realm.id, now - 60, now - 120, 7]],
+      );
+      assert.deepEqual((realm.zerver_draft as Json[]).find((d) => d.id === draft.id), { id: draft.id, user_profile: u().member.id, recipient: recipient.id, topic: "export", content: "unsent words", last_edit_time: 1700000000.5 });
+      const sm = (realm.zerver_scheduledmessage as Json[]).find((m) => m.id === scheduled.id);
+      assert.deepEqual([sm.sender, sm.recipient, sm.stream, sm.subject, sm.content, sm.scheduled_timestamp, sm.delivered, sm.has_attachment, sm.delivery_type], [u().member.id, recipient.id, ids.publicChannel, "later", "words for later", now + 3600, false, false, 1]);
+      assert.equal((realm.zerver_client as Json[]).find((c) => c.id === sm.sending_client)?.name, "scheduler test client");
+      assert.deepEqual((realm.zerver_submessage as Json[]).find((x) => x.id === submessage.id), { id: submessage.id, message: ids.publicMessage, sender: u().member.id, msg_type: "widget", content: '{"type":"vote"}' });
+      assert.deepEqual(realm.zerver_service, [{ id: service.id, user_profile: u().bot.id, name: "helper", base_url: "https://bots.example/hook", token: "s3cret", interface: 1 }]);
+      assert.deepEqual((realm.zerver_botstoragedata as Json[]).map((b) => [b.bot_profile, b.key, b.value]), [[u().bot.id, "count", "3"]]);
+      assert.deepEqual((realm.zerver_botconfigdata as Json[]).map((b) => [b.bot_profile, b.key, b.value]), [[u().bot.id, "api_key", "k"]]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+      await db().deleteFrom("drafts").where("id", "=", draft.id).execute();
+      await db().deleteFrom("scheduled_messages").where("id", "=", scheduled.id).execute();
+      await db().deleteFrom("submessages").where("id", "=", submessage.id).execute();
+      await db().deleteFrom("bot_services").where("id", "=", service.id).execute();
+      await db().deleteFrom("bot_storage").where("bot_user_id", "=", u().bot.id).execute();
+      await db().deleteFrom("bot_config").where("bot_user_id", "=", u().bot.id).execute();
+    }
+  });
+
   test("messages are written MESSAGE_CHUNK_SIZE to a file, ids ascending", async () => {
     const recipient = await db().selectFrom("recipients").select("id").where("channel_id", "=", ids.publicChannel!).executeTakeFirstOrThrow();
     const rows = Array.from({ length: MESSAGE_CHUNK_SIZE + 5 }, (_, i) => ({

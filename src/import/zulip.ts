@@ -16,9 +16,10 @@ import { checkPlayground } from "../domain/playgrounds.ts";
 import { emojiStoragePath, isEmojiFileName } from "../domain/emoji.ts";
 import { encodeGroupSetting } from "../domain/group-settings.ts";
 import { isRole, Role } from "../domain/roles.ts";
-import { parseRealmSettings } from "../domain/realm-settings.ts";
+import { parseRealmSettings, REALM_CHANNEL_SETTINGS } from "../domain/realm-settings.ts";
 import { uploadUrl } from "../domain/uploads.ts";
-import { checkUserSetting, USER_SETTING_NAMES } from "../domain/user-settings.ts";
+import { checkUserSetting, USER_SETTING_DEFAULTS, USER_SETTING_NAMES } from "../domain/user-settings.ts";
+import { apiEmailFor, checkEmailVisibility } from "../domain/users.ts";
 import { renderMarkdown } from "../markdown/render.ts";
 import { markdownContextFor, renderDescription } from "../queries/markdown-context.ts";
 import type { Services } from "../services.ts";
@@ -100,7 +101,33 @@ async function importRows(
     description: String(zrealm.description ?? ""),
     dateCreated: seconds(zrealm.date_created ?? services.now()),
   });
-  const settings = mergeKnown(parseRealmSettings(realm.settings) as unknown as Record<string, unknown>, zrealm, (key) => key.endsWith("_group") || key === "id");
+  // Channel settings name old channel IDs: set once the channels exist (below).
+  const channelSetting = new Set<string>(REALM_CHANNEL_SETTINGS);
+  const settings = mergeKnown(parseRealmSettings(realm.settings) as unknown as Record<string, unknown>, zrealm, (key) => key.endsWith("_group") || key === "id" || channelSetting.has(key));
+  // The personal settings new users start with (Zulip's RealmUserDefault row), each checked as the settings endpoint checks it.
+  const zdefaults = table(tables, "zerver_realmuserdefault")[0];
+  if (zdefaults) {
+    const defaults: Record<string, unknown> = {};
+    for (const name of USER_SETTING_NAMES) {
+      if (zdefaults[name] === undefined || zdefaults[name] === null) continue;
+      try {
+        const value = checkUserSetting(name, zdefaults[name]);
+        if (value !== USER_SETTING_DEFAULTS[name]) defaults[name] = value;
+      } catch {
+        // A value Parley does not offer: Parley's default.
+      }
+    }
+    settings.user_settings_defaults = defaults;
+    try {
+      settings.default_email_address_visibility = checkEmailVisibility(zdefaults.email_address_visibility);
+    } catch {
+      // Missing or unknown: Parley's default.
+    }
+  }
+  // Login methods (Zulip's RealmAuthenticationMethod rows): those Parley has are on when listed; if none of them is, Parley's defaults stay.
+  const methodNames = new Set(table(tables, "zerver_realmauthenticationmethod").map((m) => String(m.name)));
+  const knownMethods = Object.keys(settings.authentication_methods as Record<string, boolean>);
+  if (knownMethods.some((name) => methodNames.has(name))) settings.authentication_methods = Object.fromEntries(knownMethods.map((name) => [name, methodNames.has(name)]));
   await trx
     .updateTable("realms")
     .set({
@@ -141,9 +168,18 @@ async function importRows(
       timezone: typeof u.timezone === "string" ? u.timezone : "",
     });
     const stored = JSON.parse(user.settings) as Record<string, unknown>;
+    let visibility = user.email_address_visibility;
+    try {
+      if (u.email_address_visibility !== undefined && u.email_address_visibility !== null) visibility = checkEmailVisibility(u.email_address_visibility);
+    } catch {
+      // Unknown: the organization's default for new users.
+    }
     await trx
       .updateTable("users")
       .set({
+        // Who may see the address is the user's own choice, not the new users' default; the API address follows it.
+        email_address_visibility: visibility,
+        ...(u.is_bot === true ? {} : { email: apiEmailFor(user.id, email, visibility, services.config.fakeEmailDomain), email_key: apiEmailFor(user.id, email, visibility, services.config.fakeEmailDomain).toLowerCase() }),
         is_active: u.is_active !== false,
         date_joined: seconds(u.date_joined ?? services.now()),
         settings: JSON.stringify(userSettings(stored, u)),
@@ -191,6 +227,20 @@ async function importRows(
     if (recipientId !== undefined) channelOfRecipient.set(num(recipientId), id);
   }
   w.progress("channels");
+  // The organization's announcement and moderation channels (Zulip's foreign keys name them without _id), by their new IDs.
+  const channelSettings: Record<string, number> = {};
+  for (const name of REALM_CHANNEL_SETTINGS) {
+    const mapped = w.mapped("channels", zrealm[name.replace(/_id$/, "")] as number | null | undefined);
+    if (mapped !== undefined) channelSettings[name] = mapped;
+  }
+  if (Object.keys(channelSettings).length > 0) {
+    const current = await trx.selectFrom("realms").select("settings").where("id", "=", realm.id).executeTakeFirstOrThrow();
+    await trx
+      .updateTable("realms")
+      .set({ settings: JSON.stringify({ ...(JSON.parse(current.settings) as Record<string, unknown>), ...channelSettings }) })
+      .where("id", "=", realm.id)
+      .execute();
+  }
   for (const d of table(tables, "zerver_defaultstream")) {
     const channelId = w.mapped("channels", d.stream as number);
     if (channelId !== undefined) await trx.insertInto("default_channels").values({ realm_id: realm.id, channel_id: channelId }).execute();

@@ -4,7 +4,9 @@
 //   realm.json               the organization's tables, each under Zulip's table name
 //                            (zerver_realm, zerver_userprofile, zerver_stream, …), rows
 //                            with Zulip's field names, foreign keys as ids, times as
-//                            UNIX seconds;
+//                            UNIX seconds; every table Zulip's import_realm.py
+//                            reads without checking for it is there, empty if Parley
+//                            keeps no such data (docs/export-import.md);
 //   messages-000001.json …   zerver_message and zerver_usermessage, MESSAGE_CHUNK_SIZE
 //                            messages a file, ids ascending;
 //   attachment.json          zerver_attachment and zerver_attachment_messages of the
@@ -375,7 +377,9 @@ function directMessageGroupHash(userIds: readonly number[]): string {
 
 /** realm.json's tables, and the avatar and emoji files to add. */
 async function realmTables(c: ExportContext, clientIds: Map<string, number>): Promise<{ tables: Record<string, Row[]>; avatars: { key: string; row: Row }[]; emoji: { key: string; row: Row }[] }> {
-  const { db, realm } = c;
+  const { db } = c;
+  // The organization as it is now: the Realm handed in may have been read before a settings change.
+  const realm = await db.selectFrom("realms").selectAll().where("id", "=", c.realm.id).executeTakeFirstOrThrow();
   const users = await db.selectFrom("users").selectAll().where("realm_id", "=", realm.id).orderBy("id").execute();
   const channels = await db.selectFrom("channels").selectAll().where("realm_id", "=", realm.id).orderBy("id").execute();
   const recipients = await db.selectFrom("recipients").selectAll().where("realm_id", "=", realm.id).orderBy("id").execute();
