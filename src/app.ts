@@ -216,7 +216,6 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     services.queues.close();
   });
   app.addHook("onSend", async (_request, reply, payload) => {
-    if (closing) reply.header("connection", "close");
     // SQLite commits without an fsync (synchronous=NORMAL): a reply waits
     // until the WAL holding whatever this request (or anyone) wrote is on
     // disk. Undefined when nothing was written since the last fsync, as for
@@ -228,6 +227,8 @@ export async function buildApp(services: Services, options: BuildOptions = {}): 
     // process serves it. (Undefined in memory, where delivery is synchronous.)
     const written = services.queues.settled();
     if (written) await written;
+    // Asked after the waits above, during which the drain may have begun.
+    if (closing) reply.header("connection", "close");
     return payload;
   });
   // X-Frame-Options, nosniff, Referrer-Policy, a CSP and (over HTTPS) HSTS on every reply.

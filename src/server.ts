@@ -116,7 +116,16 @@ export async function startServer(services: Services): Promise<RunningServer> {
         await services.jobs?.stop();
         services.jobs = undefined;
       };
-      await Promise.all([app.close(), stopJobs()]);
+      // Node's server.close() drops the connections idle at that moment, once.
+      // A response already under way then (its headers out, without
+      // "Connection: close") leaves its keep-alive connection idle later, which
+      // would hold the drain until the keep-alive timeout: sweep until closed.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+      try {
+        await Promise.all([app.close(), stopJobs()]);
+      } finally {
+        clearInterval(sweep);
+      }
       await closeServices(services);
     },
   };

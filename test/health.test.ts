@@ -167,6 +167,49 @@ describe("GET /health", () => {
     assert.match(me.head, /\r\nconnection: close/);
   });
 
+  test("draining: a response already under way when the drain began (sent keep-alive) ends its connection once it is read, and the drain ends", async () => {
+    const second = await secondServer(t);
+    const member = t.users.member!;
+    const auth = Buffer.from(`${member.email}:${member.apiKey}`).toString("base64");
+    // Larger than the loopback socket buffers: the server cannot finish writing it while the client does not read.
+    const size = 48 * 1024 * 1024;
+    const form = new FormData();
+    form.append("file", new Blob([Buffer.alloc(size, 7)], { type: "application/octet-stream" }), "big.bin");
+    const posted = await fetch(`${second.url}/api/v1/user_uploads`, { method: "POST", body: form, headers: { authorization: `Basic ${auth}` } });
+    const { url } = (await posted.json()) as { url: string };
+    const socket = net.connect(new URL(second.url).port as unknown as number, "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    let head = "";
+    let bodyBytes = 0;
+    const headRead = new Promise<void>((resolve) => {
+      socket.on("data", (chunk: Buffer) => {
+        if (!head.includes("\r\n\r\n")) {
+          head += chunk.toString("latin1");
+          const end = head.indexOf("\r\n\r\n");
+          if (end < 0) return;
+          bodyBytes = Buffer.byteLength(head.slice(end + 4), "latin1");
+          head = head.slice(0, end + 4);
+          // Stop reading: the rest of the body waits in the server's buffers.
+          socket.pause();
+          resolve();
+        } else bodyBytes += chunk.length;
+      });
+    });
+    const socketClosed = new Promise((resolve) => socket.once("close", resolve));
+    socket.write(`GET ${url} HTTP/1.1\r\nHost: parley\r\nAuthorization: Basic ${auth}\r\n\r\n`);
+    await headRead;
+    assert.match(head, /^HTTP\/1\.1 200/);
+    assert.doesNotMatch(head.toLowerCase(), /\r\nconnection: close/, "the headers went out before the drain: keep-alive");
+    const closed = second.close();
+    while (!second.services.queues.closed) await new Promise((resolve) => setTimeout(resolve, 5));
+    socket.resume();
+    // The whole body arrives, then the server ends the idle connection and the drain completes.
+    await socketClosed;
+    assert.ok(head.toLowerCase().includes(`content-length: ${size}`), head);
+    assert.equal(bodyBytes, size);
+    await closed;
+  });
+
   test("Redis unreachable (a second server configured with a port nothing listens on): 503 naming Redis", async () => {
     const second = await secondServer(t, { redisUrl: `redis://127.0.0.1:${await closedPort()}` });
     try {
