@@ -33,10 +33,11 @@ Commands:
   move-uploads --to local|database [--delete-source]
                               Copy every uploaded file, avatar, emoji and icon to that
                               file store (from the other), checking each copy
-  export <output.tar.gz> [--public | --consent | --full]
+  export <output.tar.gz> [--public | --consent | --full] [--zulip-version V]
                               Write the organization's data as a Zulip export tarball:
                               public data only, members' private data where they consented,
-                              or everything (--full, the default)
+                              or everything (--full, the default); --zulip-version names the
+                              Zulip server it is for (its major version must match)
 
 Configuration comes from the environment: PORT, HOST, DATA_DIR, DATABASE_URL,
 PG_SCHEMA, REDIS_URL, REDIS_KEY_PREFIX, UPLOAD_STORAGE, EXTERNAL_URL, FAKE_EMAIL_DOMAIN, LOG_LEVEL, PARLEY_DEV_MODE,
@@ -245,7 +246,7 @@ async function moveUploadsCommand(args: string[]): Promise<number> {
 
 /** `parley export`: the organization's export tarball, written to a file with progress on stdout. */
 async function exportCommand(args: string[]): Promise<void> {
-  const options = { public: { type: "boolean" }, consent: { type: "boolean" }, full: { type: "boolean" } } as const;
+  const options = { public: { type: "boolean" }, consent: { type: "boolean" }, full: { type: "boolean" }, "zulip-version": { type: "string" } } as const;
   const parsed = (() => {
     try {
       return parseArgs({ args, options, strict: true, allowPositionals: true });
@@ -256,11 +257,14 @@ async function exportCommand(args: string[]): Promise<void> {
   const { values: v, positionals } = parsed;
   if (positionals.length !== 1 || positionals[0] === "") throw new UsageError("export needs one output file, such as export.tar.gz");
   if ([v.public, v.consent, v.full].filter((x) => x === true).length > 1) throw new UsageError("give at most one of --public, --consent and --full");
+  const zulipVersion = v["zulip-version"];
+  // Zulip's import compares the major version (the text before the first dot) with its own.
+  if (zulipVersion !== undefined && !/^\d+(\.\d+)*$/.test(zulipVersion)) throw new UsageError("--zulip-version takes a Zulip version such as 11.2");
   const type = v.public === true ? ExportType.PUBLIC : v.consent === true ? ExportType.FULL_WITH_CONSENT : ExportType.FULL_WITHOUT_CONSENT;
   const output = positionals[0]!;
   await withServices(async (services) => {
     const realm = await requireRealm(services);
-    const stats = await exportRealmToFile(services, realm, type, output, (what) => process.stdout.write(`wrote ${what}\n`));
+    const stats = await exportRealmToFile(services, realm, type, output, (what) => process.stdout.write(`wrote ${what}\n`), zulipVersion);
     process.stdout.write(`Exported ${stats.messages} messages in ${stats.messageFiles} files, ${stats.attachments} attachments and ${stats.files} files to ${output}\n`);
   });
 }

@@ -19,6 +19,7 @@ import * as tar from "tar-stream";
 import { exportRealmToFile } from "../src/actions/realm-export.ts";
 import { EXPORT_LIMIT, EXPORT_RETENTION_SECONDS, ExportStatus, ExportType, MESSAGE_CHUNK_SIZE } from "../src/domain/realm-export.ts";
 import { REALM_EXPORT_EXPIRE_JOB, REALM_EXPORT_JOB } from "../src/jobs/names.ts";
+import { SERVICE_VERSION } from "../src/version.ts";
 import { assertError, assertSuccess, basicAuth, createChannel, dropPgSchema, jobsSettled, sortedIds, startTestApp, type Params, type TestApp, type TestUser } from "./helpers.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -343,6 +344,14 @@ describe("a public export", () => {
     assert.deepEqual(realm.zerver_usertopic, []);
     assert.deepEqual(realm.zerver_alertword, []);
     assert.deepEqual(realm.zerver_muteduser, []);
+  });
+
+  test("migration_status.json, which Zulip's import requires: no Django migrations, and Parley's Zulip version (major 11)", () => {
+    // import_realm.py's do_import_realm stops without the file; check_migration_status compares the major version
+    // (before the first dot) with the server's, and only warns about an app the export does not list.
+    const status = jsonOf(files, "migration_status.json");
+    assert.deepEqual(status, { migrations_by_app: {}, zulip_version: SERVICE_VERSION });
+    assert.equal(status.zulip_version.split(".")[0], "11");
   });
 
   test("realm.json has every key Zulip's import reads without checking for it", () => {
@@ -720,6 +729,16 @@ describe("exporting to a file", () => {
       const { files } = await untar(fs.readFileSync(output));
       const realm = jsonOf(files, "realm.json");
       assert.equal(realm.zerver_realm[0].name, "CLI Org");
+      assert.equal(jsonOf(files, "migration_status.json").zulip_version, SERVICE_VERSION);
+      // For a Zulip server of another major version.
+      const forZulip12 = path.join(dataDir, "for-zulip-12.tar.gz");
+      const v12 = await run(["export", forZulip12, "--zulip-version", "12.1"]);
+      assert.equal(v12.code, 0, v12.stderr);
+      assert.match(v12.stdout, /wrote migration_status\.json/);
+      assert.deepEqual(jsonOf((await untar(fs.readFileSync(forZulip12))).files, "migration_status.json"), { migrations_by_app: {}, zulip_version: "12.1" });
+      const badVersion = await run(["export", path.join(dataDir, "bad.tar.gz"), "--zulip-version", "twelve"]);
+      assert.equal(badVersion.code, 2);
+      assert.match(badVersion.stderr, /--zulip-version takes a Zulip version/);
       assert.ok((realm.zerver_userprofile as Json[]).some((x) => x.delivery_email === "cli-owner@example.com"));
       const again = await run(["export", output]);
       assert.equal(again.code, 1);

@@ -203,7 +203,14 @@ export async function queueExportConsentEvent(trx: Trx, pending: PendingEvents, 
  * machine (Zulip's manage.py export), refusing to overwrite a file. Recorded
  * as an export without an acting user, which the API does not list.
  */
-export async function exportRealmToFile(services: Services, realm: Realm, type: ExportTypeValue, outputPath: string, progress: (what: string) => void): Promise<ExportStats> {
+export async function exportRealmToFile(
+  services: Services,
+  realm: Realm,
+  type: ExportTypeValue,
+  outputPath: string,
+  progress: (what: string) => void,
+  zulipVersion?: string,
+): Promise<ExportStats> {
   const db = services.storage.db;
   const partial = `${outputPath}.partial`;
   // Neither an existing tarball nor another run's partial one is overwritten ("wx" below).
@@ -222,7 +229,7 @@ export async function exportRealmToFile(services: Services, realm: Realm, type: 
   try {
     const out = createWriteStream(partial, { flags: "wx" });
     const dir = path.basename(outputPath).replace(/\.tar\.gz$|\.tgz$/, "") || "zulip-export";
-    const stats = await writeExportTarball(db, services.files, realm, type, dir, out, { nowSeconds: services.now(), progress });
+    const stats = await writeExportTarball(db, services.files, realm, type, dir, out, { nowSeconds: services.now(), progress, ...(zulipVersion === undefined ? {} : { zulipVersion }) });
     await fs.rename(partial, outputPath);
     const { size } = await fs.stat(outputPath);
     await db.updateTable("realm_exports").set({ status: ExportStatus.SUCCEEDED, date_succeeded: services.now(), tarball_size_bytes: size }).where("id", "=", id).execute();

@@ -38,6 +38,7 @@ import { Role } from "../domain/roles.ts";
 import { EmailVisibility } from "../domain/users.ts";
 import type { FileStore } from "../files/store.ts";
 import type { Database, Realm, RealmExport, User } from "../storage/schema.ts";
+import { SERVICE_VERSION } from "../version.ts";
 
 type Row = Record<string, unknown>;
 
@@ -167,6 +168,7 @@ interface ExportContext {
   mtime: Date;
   dir: string;
   progress: ExportProgress;
+  zulipVersion: string;
 }
 
 /**
@@ -180,11 +182,11 @@ export async function writeExportTarball(
   type: ExportTypeValue,
   dir: string,
   sink: Writable,
-  options: { nowSeconds: number; progress?: ExportProgress },
+  options: { nowSeconds: number; progress?: ExportProgress; zulipVersion?: string },
 ): Promise<ExportStats> {
   const consenting = type === ExportType.FULL_WITH_CONSENT ? await consentingUserIds(db, realm.id) : new Set<number>();
   const exportable = type === ExportType.FULL_WITHOUT_CONSENT ? () => true : (userId: number) => consenting.has(userId);
-  const context: ExportContext = { db, files, realm, type, exportable, consenting, mtime: new Date(options.nowSeconds * 1000), dir, progress: options.progress ?? (() => {}) };
+  const context: ExportContext = { db, files, realm, type, exportable, consenting, mtime: new Date(options.nowSeconds * 1000), dir, progress: options.progress ?? (() => {}), zulipVersion: options.zulipVersion ?? SERVICE_VERSION };
 
   // Loaded when an export runs, not at server start (test/startup-modules.test.ts).
   const { pack: createPack } = await import("tar-stream");
@@ -217,6 +219,19 @@ export async function writeExportTarball(
   }
 }
 
+/**
+ * migration_status.json, which Zulip's import requires (import_realm.py's
+ * check_migration_status): it refuses an export whose `zulip_version` has
+ * another major version than the server's, and one listing an app whose
+ * Django migrations differ from the server's; an app the export does not list
+ * is only a warning. Parley has no Django migrations, so it lists none and
+ * names the Zulip version whose format it writes (its own, 11.x; `parley
+ * export --zulip-version` for another target).
+ */
+export function migrationStatus(zulipVersion: string): { migrations_by_app: Record<string, string[]>; zulip_version: string } {
+  return { migrations_by_app: {}, zulip_version: zulipVersion };
+}
+
 async function writeEntries(c: ExportContext, pack: Pack): Promise<ExportStats> {
   const { db, realm } = c;
   const stats: ExportStats = { messages: 0, messageFiles: 0, attachments: 0, files: 0 };
@@ -230,6 +245,8 @@ async function writeEntries(c: ExportContext, pack: Pack): Promise<ExportStats> 
   // data is a Zulip server's own (no onboarding messages are sent to the imported users).
   await addBuffer(pack, `${c.dir}/realm.json`, json({ ...data.tables, import_source: "zulip" }), c.mtime);
   c.progress("realm.json");
+  await addBuffer(pack, `${c.dir}/migration_status.json`, json(migrationStatus(c.zulipVersion)), c.mtime);
+  c.progress("migration_status.json");
 
   const attachmentIds = new Set<number>();
   let after = 0;
