@@ -69,6 +69,8 @@ before(async () => {
       ]),
     }),
   );
+  assertSuccess(await t.api(member, "POST", "/saved_snippets", { title: "Greeting", content: "Welcome to **design**!" }));
+  assertSuccess(await t.api(member, "POST", "/navigation_views", { fragment: "narrow/channel/design", is_pinned: "true", name: "Design" }));
 });
 after(async () => {
   await t?.close();
@@ -131,7 +133,7 @@ async function view(services: Services, url: string, email: string): Promise<Jso
   }));
   // Personal data and organization settings, as /register gives them.
   const { api_key: apiKey, email: apiEmail, id: userId } = await services.storage.db.selectFrom("users").select(["api_key", "email", "id"]).where("delivery_email", "=", email).executeTakeFirstOrThrow();
-  const types = ["alert_words", "muted_users", "user_status", "realm_linkifiers", "realm_playgrounds", "drafts", "realm_user_settings_defaults", "realm"];
+  const types = ["alert_words", "muted_users", "user_status", "realm_linkifiers", "realm_playgrounds", "drafts", "realm_user_settings_defaults", "realm", "saved_snippets", "navigation_views"];
   const response = await fetch(`${url}/api/v1/register`, {
     method: "POST",
     headers: { authorization: basicAuth(apiEmail, apiKey), "content-type": "application/x-www-form-urlencoded" },
@@ -151,6 +153,8 @@ async function view(services: Services, url: string, email: string): Promise<Jso
     drafts: state.drafts
       .map((d: Json) => ({ type: d.type, to: d.type === "stream" ? d.to.map((id: number) => channelNames.get(id)) : d.to.map((id: number) => emailOf.get(id)).sort(), topic: d.topic, content: d.content, timestamp: d.timestamp }))
       .sort((a: Json, b: Json) => a.timestamp - b.timestamp),
+    savedSnippets: state.saved_snippets.map((n: Json) => ({ title: n.title, content: n.content, date_created: n.date_created })),
+    navigationViews: state.navigation_views,
   };
   return { people, channels, subscribed, userGroups, history, personal };
 }
@@ -180,7 +184,7 @@ test("a full export from Parley imported into an empty database answers as the o
     assert.deepEqual(afterImport.subscribed, before.subscribed, `subscriptions as ${email}`);
     assert.deepEqual(afterImport.userGroups, before.userGroups, `user groups as ${email}`);
     assert.deepEqual(afterImport.history, before.history, `messages as ${email}`);
-    assert.deepEqual(afterImport.personal, before.personal, `alert words, mutes, status, linkifiers, playgrounds, drafts, new users' defaults as ${email}`);
+    assert.deepEqual(afterImport.personal, before.personal, `alert words, mutes, status, linkifiers, playgrounds, drafts, new users' defaults, saved snippets, navigation views as ${email}`);
     assert.ok(before.history.length > 0);
   }
 
@@ -194,6 +198,8 @@ test("a full export from Parley imported into an empty database answers as the o
   assert.deepEqual(memberView.personal.linkifiers, [["#(?P<id>[0-9]+)", "https://tracker.example/{id}"]]);
   assert.equal(memberView.personal.playgrounds.length, 1);
   assert.deepEqual(memberView.personal.userDefaults, { enterSends: true, emailVisibility: 1 });
+  assert.deepEqual(memberView.personal.savedSnippets.map((n: Json) => [n.title, n.content]), [["Greeting", "Welcome to **design**!"]]);
+  assert.deepEqual(memberView.personal.navigationViews, [{ fragment: "narrow/channel/design", is_pinned: true, name: "Design" }]);
   assert.equal(memberView.personal.announcements, "design");
   assert.deepEqual(
     memberView.personal.drafts.map((d: Json) => [d.type, d.content]),

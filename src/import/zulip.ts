@@ -568,6 +568,24 @@ async function importRows(
   }
   w.progress("muted_users");
 
+  for (const n of table(tables, "zerver_savedsnippet")) {
+    const userId = w.mapped("users", n.user_profile as number);
+    if (userId === undefined || typeof n.title !== "string" || typeof n.content !== "string") continue;
+    await trx.insertInto("saved_snippets").values({ realm_id: w.realm.id, user_id: userId, title: n.title, content: n.content, date_created: seconds(n.date_created ?? services.now()) }).execute();
+    w.count("saved_snippets");
+  }
+  w.progress("saved_snippets");
+
+  // NavigationView's user key is `user`.
+  for (const v of table(tables, "zerver_navigationview")) {
+    const userId = w.mapped("users", v.user as number);
+    if (userId === undefined || typeof v.fragment !== "string" || v.fragment === "") continue;
+    const name = typeof v.name === "string" ? v.name : null;
+    await trx.insertInto("navigation_views").values({ user_id: userId, fragment: v.fragment, is_pinned: v.is_pinned === true, name }).onConflict((oc) => oc.doNothing()).execute();
+    w.count("navigation_views");
+  }
+  w.progress("navigation_views");
+
   // Statuses name their client by zerver_client id, and a custom emoji by its id.
   const clientNames = new Map(table(tables, "zerver_client").map((c) => [num(c.id), String(c.name)]));
   for (const s of table(tables, "zerver_userstatus")) {

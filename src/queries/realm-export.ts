@@ -586,6 +586,8 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
   const userTopics = await db.selectFrom("user_topics").selectAll().where("user_id", "in", inUsers(privateUsers)).orderBy("user_id").orderBy("channel_id").execute();
   const mutedUsers = await db.selectFrom("muted_users").selectAll().where("user_id", "in", inUsers(privateUsers)).orderBy("user_id").orderBy("muted_user_id").execute();
   const alertWords = await db.selectFrom("alert_words").selectAll().where("user_id", "in", inUsers(privateUsers)).orderBy("user_id").orderBy("word").execute();
+  const savedSnippets = await db.selectFrom("saved_snippets").selectAll().where("user_id", "in", inUsers(privateUsers)).orderBy("id").execute();
+  const navigationViews = await db.selectFrom("navigation_views").selectAll().where("user_id", "in", inUsers(privateUsers)).orderBy("id").execute();
   const statuses = await db.selectFrom("user_statuses").selectAll().where("user_id", "in", inUsers(userIds)).orderBy("user_id").execute();
 
   // Reactions on the messages the export contains.
@@ -699,6 +701,9 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
     zerver_usertopic: userTopics.map((t, i) => ({ id: i + 1, user_profile: t.user_id, stream: t.channel_id, recipient: channelRecipient.get(t.channel_id) ?? null, topic_name: t.topic, visibility_policy: t.visibility_policy, last_updated: t.last_updated })),
     zerver_muteduser: mutedUsers.map((m, i) => ({ id: i + 1, user_profile: m.user_id, muted_user: m.muted_user_id, date_muted: m.date_muted })),
     zerver_alertword: alertWords.map((a, i) => ({ id: i + 1, user_profile: a.user_id, realm: realm.id, word: a.word })),
+    // Zulip's SavedSnippet and NavigationView (the latter's user key is `user`, not `user_profile`).
+    zerver_savedsnippet: savedSnippets.map((n) => ({ id: n.id, realm: realm.id, user_profile: n.user_id, title: n.title, content: n.content, date_created: Number(n.date_created) })),
+    zerver_navigationview: navigationViews.map((v) => ({ id: v.id, user: v.user_id, fragment: v.fragment, is_pinned: Boolean(v.is_pinned), name: v.name })),
     zerver_userstatus: statuses.map((s, i) => ({ id: i + 1, user_profile: s.user_id, status_text: s.status_text, emoji_name: s.emoji_name, emoji_code: s.emoji_code, reaction_type: s.reaction_type, timestamp: s.timestamp, client: clientId(s.client) })),
   };
   // Last: the statuses and scheduled messages above may have added clients.
