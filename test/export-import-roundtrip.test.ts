@@ -61,6 +61,9 @@ before(async () => {
   assertSuccess(await t.api(owner, "PATCH", "/realm/user_settings_defaults", { enter_sends: true, email_address_visibility: 1 }));
   const design = (await t.services.storage.db.selectFrom("channels").select("id").where("name", "=", "design").executeTakeFirstOrThrow()).id;
   assertSuccess(await t.api(owner, "PATCH", "/realm", { new_stream_announcements_stream_id: design }));
+  // Policies Parley keeps by name and Zulip's models as numbers.
+  assertSuccess(await t.api(owner, "PATCH", "/realm", { topics_policy: "disable_empty_topic", message_edit_history_visibility_policy: "moves" }));
+  assertSuccess(await t.api(owner, "PATCH", `/streams/${design}`, { topics_policy: "empty_topic_only" }));
   assertSuccess(
     await t.api(member, "POST", "/drafts", {
       drafts: JSON.stringify([
@@ -112,7 +115,7 @@ async function view(services: Services, url: string, email: string): Promise<Jso
     .sort((a: Json, b: Json) => a.email.localeCompare(b.email));
   const { streams } = await get(email, "/streams");
   const channelNames = new Map<number, string>(streams.map((s: Json) => [s.stream_id, s.name]));
-  const channels = streams.map((s: Json) => ({ name: s.name, description: s.description, invite_only: s.invite_only })).sort((a: Json, b: Json) => a.name.localeCompare(b.name));
+  const channels = streams.map((s: Json) => ({ name: s.name, description: s.description, invite_only: s.invite_only, topics_policy: s.topics_policy })).sort((a: Json, b: Json) => a.name.localeCompare(b.name));
   const { subscriptions } = await get(email, "/users/me/subscriptions", { include_subscribers: true });
   const subscribed = subscriptions
     .map((s: Json) => ({ name: s.name, subscribers: s.subscribers.map((id: number) => emailOf.get(id)).sort() }))
@@ -153,6 +156,7 @@ async function view(services: Services, url: string, email: string): Promise<Jso
     drafts: state.drafts
       .map((d: Json) => ({ type: d.type, to: d.type === "stream" ? d.to.map((id: number) => channelNames.get(id)) : d.to.map((id: number) => emailOf.get(id)).sort(), topic: d.topic, content: d.content, timestamp: d.timestamp }))
       .sort((a: Json, b: Json) => a.timestamp - b.timestamp),
+    policies: { topics: state.realm_topics_policy, editHistory: state.realm_message_edit_history_visibility_policy },
     savedSnippets: state.saved_snippets.map((n: Json) => ({ title: n.title, content: n.content, date_created: n.date_created })),
     navigationViews: state.navigation_views,
   };
@@ -198,6 +202,8 @@ test("a full export from Parley imported into an empty database answers as the o
   assert.deepEqual(memberView.personal.linkifiers, [["#(?P<id>[0-9]+)", "https://tracker.example/{id}"]]);
   assert.equal(memberView.personal.playgrounds.length, 1);
   assert.deepEqual(memberView.personal.userDefaults, { enterSends: true, emailVisibility: 1 });
+  assert.deepEqual(memberView.personal.policies, { topics: "disable_empty_topic", editHistory: "moves" });
+  assert.equal(memberView.channels.find((c: Json) => c.name === "design")?.topics_policy, "empty_topic_only");
   assert.deepEqual(memberView.personal.savedSnippets.map((n: Json) => [n.title, n.content]), [["Greeting", "Welcome to **design**!"]]);
   assert.deepEqual(memberView.personal.navigationViews, [{ fragment: "narrow/channel/design", is_pinned: true, name: "Design" }]);
   assert.equal(memberView.personal.announcements, "design");

@@ -354,6 +354,23 @@ describe("a public export", () => {
     assert.equal(status.zulip_version.split(".")[0], "11");
   });
 
+  test("rows as Zulip 11's models take them: no key its Realm lacks, policies as numbers, no Zulip 12 field", () => {
+    // Zulip's import builds Realm(**row), UserProfile(**row), Stream(**row), RealmUserDefault(**row): an unknown key stops it.
+    const realm = jsonOf(files, "realm.json");
+    const row = realm.zerver_realm[0];
+    for (const key of ["allow_edit_history", "mandatory_topics", "presence_disabled", "empty_topic_display_name", "workplace_users_group"]) assert.ok(!(key in row), key);
+    // RealmTopicsPolicyEnum.allow_empty_topic, MessageEditHistoryVisibilityPolicyEnum.all
+    assert.equal(row.topics_policy, 2);
+    assert.equal(row.message_edit_history_visibility_policy, 1);
+    assert.ok((realm.zerver_userprofile as Json[]).length > 0);
+    for (const user of [...(realm.zerver_userprofile as Json[]), realm.zerver_realmuserdefault[0]]) {
+      assert.ok(!("web_inbox_show_channel_folders" in user), user.email);
+      assert.ok("web_left_sidebar_unreads_count_summary" in user, user.email);
+    }
+    // StreamTopicsPolicyEnum.inherit
+    assert.ok((realm.zerver_stream as Json[]).every((s) => s.topics_policy === 1));
+  });
+
   test("realm.json has every key Zulip's import reads without checking for it", () => {
     // Zulip's zerver/lib/import_realm.py, do_import_realm() (and the helpers it calls: remove_denormalized_recipient_column_from_data,
     // bulk_import_client, update_model_ids, re_map_foreign_keys, fix_datetime_fields, bulk_import_model, the realm_tables loop)
@@ -735,7 +752,12 @@ describe("exporting to a file", () => {
       const v12 = await run(["export", forZulip12, "--zulip-version", "12.1"]);
       assert.equal(v12.code, 0, v12.stderr);
       assert.match(v12.stdout, /wrote migration_status\.json/);
-      assert.deepEqual(jsonOf((await untar(fs.readFileSync(forZulip12))).files, "migration_status.json"), { migrations_by_app: {}, zulip_version: "12.1" });
+      const v12Files = (await untar(fs.readFileSync(forZulip12))).files;
+      assert.deepEqual(jsonOf(v12Files, "migration_status.json"), { migrations_by_app: {}, zulip_version: "12.1" });
+      // The fields Zulip 12's models added are written for it.
+      const v12Realm = jsonOf(v12Files, "realm.json");
+      assert.equal(typeof v12Realm.zerver_realm[0].workplace_users_group, "number");
+      assert.ok((v12Realm.zerver_userprofile as Json[]).every((x) => "web_inbox_show_channel_folders" in x));
       const badVersion = await run(["export", path.join(dataDir, "bad.tar.gz"), "--zulip-version", "twelve"]);
       assert.equal(badVersion.code, 2);
       assert.match(badVersion.stderr, /--zulip-version takes a Zulip version/);

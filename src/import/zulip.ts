@@ -3,6 +3,7 @@
 // zerver/lib/import_realm.py does: every row gets a new ID from Parley's own
 // sequences, content is re-rendered, links to old IDs are rewritten, and the
 // whole import is one transaction (files written are removed on failure).
+import { channelTopicsPolicyFromZulip, realmRowFromZulip } from "../domain/zulip-export-format.ts";
 import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -103,7 +104,7 @@ async function importRows(
   });
   // Channel settings name old channel IDs: set once the channels exist (below).
   const channelSetting = new Set<string>(REALM_CHANNEL_SETTINGS);
-  const settings = mergeKnown(parseRealmSettings(realm.settings) as unknown as Record<string, unknown>, zrealm, (key) => key.endsWith("_group") || key === "id" || channelSetting.has(key));
+  const settings = mergeKnown(parseRealmSettings(realm.settings) as unknown as Record<string, unknown>, realmRowFromZulip(zrealm), (key) => key.endsWith("_group") || key === "id" || channelSetting.has(key));
   // The personal settings new users start with (Zulip's RealmUserDefault row), each checked as the settings endpoint checks it.
   const zdefaults = table(tables, "zerver_realmuserdefault")[0];
   if (zdefaults) {
@@ -219,7 +220,10 @@ async function importRows(
       isWebPublic: s.is_web_public === true,
       historyPublicToSubscribers: s.history_public_to_subscribers === true,
       messageRetentionDays: typeof s.message_retention_days === "number" ? s.message_retention_days : null,
-      topicsPolicy: typeof s.topics_policy === "string" ? s.topics_policy : "inherit",
+      topicsPolicy: (() => {
+        const policy = channelTopicsPolicyFromZulip(s.topics_policy);
+        return typeof policy === "string" ? policy : "inherit";
+      })(),
       isArchived: s.deactivated === true,
     });
     w.ids.channels.set(num(s.id), id);

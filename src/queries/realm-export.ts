@@ -39,6 +39,7 @@ import { EmailVisibility } from "../domain/users.ts";
 import type { FileStore } from "../files/store.ts";
 import type { Database, Realm, RealmExport, User } from "../storage/schema.ts";
 import { SERVICE_VERSION } from "../version.ts";
+import { channelTopicsPolicyForZulip, realmRowForZulip, userSettingsForZulip, zulipMajorVersion } from "../domain/zulip-export-format.ts";
 
 type Row = Record<string, unknown>;
 
@@ -412,6 +413,7 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
   const personalRecipient = (userId: number) => maxRecipient + userId;
   const channelRecipient = new Map(recipients.filter((r) => r.type === RecipientType.CHANNEL).map((r) => [r.channel_id!, r.id]));
 
+  const major = zulipMajorVersion(c.zulipVersion);
   const realmSettings = JSON.parse(realm.settings) as Row;
   const realmRow: Row = {
     id: realm.id,
@@ -449,7 +451,7 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
     // A public export has no address its owner hid from administrators (Zulip's public export rule).
     const deliveryEmail = c.type === ExportType.PUBLIC && !EMAIL_VISIBLE_TO_ADMINS.has(u.email_address_visibility) ? u.email : u.delivery_email;
     userprofile.push({
-      ...settings,
+      ...userSettingsForZulip(settings, major),
       id: u.id,
       realm: u.realm_id,
       email: u.email,
@@ -540,7 +542,7 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
       is_recently_active: ch.is_recently_active,
       first_message_id: ch.first_message_id,
       folder: ch.folder_id,
-      topics_policy: ch.topics_policy,
+      topics_policy: channelTopicsPolicyForZulip(ch.topics_policy),
     };
     for (const [name, value] of Object.entries(ch)) if (name.startsWith("can_") && SYSTEM_GROUP_SETTING.test(name)) row[name] = groupRows.stored(value as string);
     return row;
@@ -627,7 +629,7 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
 
   let n = 0;
   const tables: Record<string, Row[]> = {
-    zerver_realm: [realmRow],
+    zerver_realm: [realmRowForZulip(realmRow, major)],
     zerver_userprofile: userprofile,
     zerver_userprofile_crossrealm: crossrealm,
     zerver_userprofile_mirrordummy: [],
@@ -664,7 +666,7 @@ async function realmTables(c: ExportContext, clientIds: Map<string, number>): Pr
     zerver_realmauthenticationmethod: Object.entries(plainSettings.authentication_methods)
       .filter(([, enabled]) => enabled)
       .map(([name], i) => ({ id: i + 1, realm: realm.id, name })),
-    zerver_realmuserdefault: [{ ...USER_SETTING_DEFAULTS, ...plainSettings.user_settings_defaults, id: 1, realm: realm.id, email_address_visibility: plainSettings.default_email_address_visibility }],
+    zerver_realmuserdefault: [{ ...userSettingsForZulip({ ...USER_SETTING_DEFAULTS, ...plainSettings.user_settings_defaults }, major), id: 1, realm: realm.id, email_address_visibility: plainSettings.default_email_address_visibility }],
     zerver_userpresence: presence.map((p, i) => ({ id: i + 1, user_profile: p.user_id, realm: p.realm_id, last_connected_time: p.last_connected_time, last_active_time: p.last_active_time, last_update_id: p.last_update_id })),
     zerver_presencesequence: presenceSequence ? [{ id: 1, realm: realm.id, last_update_id: presenceSequence.last_update_id }] : [],
     // Parley records neither: empty, as import_realm reads both unconditionally.
