@@ -28,8 +28,10 @@ Commands:
   import zulip <export.tar.gz>
                               Import an organization exported by Zulip into an
                               empty database (see docs/import-zulip.md)
-  import slack <export.zip>   Import a Slack workspace export into an empty
-                              database (see docs/import-slack.md)
+  import slack <export.zip> [--token T]
+                              Import a Slack workspace export into an empty
+                              database (see docs/import-slack.md); --token: a Slack
+                              token, sent to fetch the files' private URLs
   move-uploads --to local|database [--delete-source]
                               Copy every uploaded file, avatar, emoji and icon to that
                               file store (from the other), checking each copy
@@ -274,7 +276,19 @@ async function importCommand(args: string[]): Promise<number> {
   const [source, file, ...rest] = args;
   const formats = { zulip: "the export's .tar.gz file", slack: "the export's .zip file" } as const;
   if (source !== "zulip" && source !== "slack") throw new UsageError(source === undefined ? "import needs a source: zulip or slack" : `cannot import from '${source}': only zulip or slack`);
-  if (file === undefined || file.startsWith("-") || rest.length > 0) throw new UsageError(`import ${source} takes one argument: ${formats[source]}`);
+  if (file === undefined || file.startsWith("-")) throw new UsageError(`import ${source} takes one argument: ${formats[source]}`);
+  // A Slack token for the files' private URLs; never printed.
+  let token: string | undefined;
+  if (source === "slack") {
+    try {
+      const { values, positionals } = parseArgs({ args: rest, options: { token: { type: "string" } }, strict: true, allowPositionals: true });
+      if (positionals.length > 0) throw new UsageError(`import slack takes one argument: ${formats.slack}`);
+      token = values.token;
+    } catch (error) {
+      throw error instanceof UsageError ? error : new UsageError((error as Error).message);
+    }
+    if (token === "") throw new UsageError("--token needs a Slack token");
+  } else if (rest.length > 0) throw new UsageError(`import ${source} takes one argument: ${formats[source]}`);
   return withServices(async (services) => {
     if (await getDefaultRealm(services.storage.db)) {
       process.stderr.write("parley: this database already has an organization: import into an empty database (nothing was changed)\n");
@@ -282,7 +296,9 @@ async function importCommand(args: string[]): Promise<number> {
     }
     // Loaded here, not at start: the archive readers are for this command only.
     const [run, { ImportFormatError }] = await Promise.all([
-      source === "zulip" ? import("./import/zulip.ts").then((m) => m.importZulip) : import("./import/slack.ts").then((m) => m.importSlack),
+      source === "zulip"
+        ? import("./import/zulip.ts").then((m) => m.importZulip)
+        : import("./import/slack.ts").then((m) => (s: typeof services, zip: string, log: (line: string) => void) => m.importSlack(s, zip, log, token === undefined ? {} : { token })),
       import("./import/tarball.ts"),
     ]);
     try {

@@ -488,7 +488,7 @@ test("migrate succeeds, and again on a migrated database", { timeout: 180_000 },
 
 test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdout", { timeout: 180_000 }, async (t) => {
   const db = freshDb(t);
-  const [none, unknown, bogus, serveArgs, initMissing, help, dashH, importNone, importOther, importExtra] = await Promise.all([
+  const [none, unknown, bogus, serveArgs, initMissing, help, dashH, importNone, importOther, importExtra, slackNoToken, slackEmptyToken, slackOther, zulipToken] = await Promise.all([
     cli(db, []),
     cli(db, ["frobnicate"]),
     cli(db, ["init", "--bogus"]),
@@ -499,6 +499,10 @@ test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdou
     cli(db, ["import"]),
     cli(db, ["import", "mattermost", "x.zip"]),
     cli(db, ["import", "zulip", "a.tar.gz", "b.tar.gz"]),
+    cli(db, ["import", "slack", "a.zip", "--token"]),
+    cli(db, ["import", "slack", "a.zip", "--token="]),
+    cli(db, ["import", "slack", "a.zip", "--team", "x"]),
+    cli(db, ["import", "zulip", "a.tar.gz", "--token", "xoxb-1"]),
   ]);
   assertUsage(none, /no command given/);
   assertUsage(unknown, /unknown command 'frobnicate'/);
@@ -508,7 +512,11 @@ test("usage errors exit 2 with the help on stderr; help exits 0 with it on stdou
   assertUsage(importNone, /import needs a source: zulip or slack/);
   assertUsage(importOther, /cannot import from 'mattermost'/);
   assertUsage(importExtra, /import zulip takes one argument/);
-  for (const result of [none, unknown, bogus, serveArgs, initMissing, importNone, importOther, importExtra]) assert.equal(result.stdout, "", describe(result));
+  assertUsage(slackNoToken, /--token/);
+  assertUsage(slackEmptyToken, /--token needs a Slack token/);
+  assertUsage(slackOther, /--team/);
+  assertUsage(zulipToken, /import zulip takes one argument/);
+  for (const result of [none, unknown, bogus, serveArgs, initMissing, importNone, importOther, importExtra, slackNoToken, slackEmptyToken, slackOther, zulipToken]) assert.equal(result.stdout, "", describe(result));
 
   for (const result of [help, dashH]) {
     assert.equal(result.code, 0, describe(result));

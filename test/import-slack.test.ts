@@ -109,8 +109,14 @@ function exportFiles(fileServer: string): Map<string, string> {
   ]);
 }
 
-async function fileServer(t: TestContext): Promise<string> {
+/** Serves report.txt (only with `Authorization: Bearer <token>` when a token is given, as Slack's url_private), nothing else. */
+async function fileServer(t: TestContext, token?: string): Promise<string> {
   const server = http.createServer((request, response) => {
+    if (token !== undefined && request.headers.authorization !== `Bearer ${token}`) {
+      response.writeHead(401);
+      response.end();
+      return;
+    }
     if (request.url === "/files/report.txt") {
       response.writeHead(200, { "content-type": "text/plain" });
       response.end(REPORT);
@@ -233,6 +239,26 @@ test("a Slack export is imported: users, bots, deleted users, channels, threads,
     ],
   );
   await closeServices(services);
+});
+
+test("files behind Slack's token: fetched with --token (as a Bearer token), linked without it", { timeout: 120_000 }, async (t) => {
+  const TOKEN = "xoxb-123-test-token";
+  const zip = writeZip(t, exportFiles(await fileServer(t, TOKEN)));
+  const withToken = await emptyServices(t);
+  const lines: string[] = [];
+  const result = await importSlack(withToken, zip, (line) => lines.push(line), { token: TOKEN });
+  assert.equal(result.counts.get("files downloaded"), 1);
+  assert.ok(!lines.join("\n").includes(TOKEN), "the token is not printed");
+  const stored = await withToken.storage.db.selectFrom("attachments").select(["file_name", "size"]).execute();
+  assert.deepEqual(stored.map((a) => [a.file_name, a.size]), [["report.txt", REPORT.length]]);
+
+  const withoutToken = await emptyServices(t);
+  const linked = await importSlack(withoutToken, zip, () => {});
+  assert.equal(linked.counts.get("files downloaded"), undefined);
+  assert.equal(linked.counts.get("files linked"), 2);
+  assert.deepEqual(await withoutToken.storage.db.selectFrom("attachments").select("id").execute(), []);
+  const report = await withoutToken.storage.db.selectFrom("messages").select("content").where("content", "like", "The report%").executeTakeFirstOrThrow();
+  assert.match(report.content, /\[Q3 report\]\(http:\/\/127\.0\.0\.1:\d+\/files\/report\.txt\)/);
 });
 
 test("a broken export leaves the database and the file store empty, and a retry then works", { timeout: 120_000 }, async (t) => {

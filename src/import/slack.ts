@@ -103,7 +103,12 @@ export function workspaceName(zip: string): string {
   return match?.[1]?.trim() || "Imported from Slack";
 }
 
-export async function importSlack(services: Services, zip: string, log: (line: string) => void): Promise<SlackImportResult> {
+export interface SlackImportOptions {
+  /** A Slack token (Zulip's `--token`): sent as `Authorization: Bearer …` with each file's url_private, which Slack serves only with one. */
+  token?: string;
+}
+
+export async function importSlack(services: Services, zip: string, log: (line: string) => void, options: SlackImportOptions = {}): Promise<SlackImportResult> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "parley-import-"));
   try {
     log(`Unpacking ${zip}: ${await unpackZip(zip, dir)} files`);
@@ -114,7 +119,7 @@ export async function importSlack(services: Services, zip: string, log: (line: s
       started.writer = w;
       w.count("realm");
       w.progress("realm");
-      await importWorkspace(w, root, log);
+      await importWorkspace(w, root, log, options);
       return { realmId: realm.id, counts: w.counts };
     });
   } finally {
@@ -129,7 +134,7 @@ function roleOf(u: SlackUser): number {
   return Role.MEMBER;
 }
 
-async function importWorkspace(w: ImportWriter, root: string, log: (line: string) => void): Promise<void> {
+async function importWorkspace(w: ImportWriter, root: string, log: (line: string) => void, options: SlackImportOptions): Promise<void> {
   const { trx, services } = w;
   const users = await readJson<SlackUser[]>(path.join(root, "users.json"));
   const channels = await readJsonIfPresent<SlackConversation[]>(path.join(root, "channels.json"), []);
@@ -275,7 +280,7 @@ async function importWorkspace(w: ImportWriter, root: string, log: (line: string
     const stored: { pathId: string; file: SlackFile; size: number }[] = [];
     for (const file of message.files ?? []) {
       const title = (file.title || file.name || "file").replace(/[[\]]/g, "");
-      const download = file.mode === "tombstone" || file.url_private === undefined ? undefined : await downloadFile(w, file);
+      const download = file.mode === "tombstone" || file.url_private === undefined ? undefined : await downloadFile(w, file, options.token);
       if (download) {
         stored.push({ pathId: download.pathId, file, size: download.size });
         fileLinks.push(`[${title}](${uploadUrl(download.pathId)})`);
@@ -364,10 +369,12 @@ function messageText(message: SlackMessage): string {
 }
 
 /** Fetches a Slack file into the file store; undefined when it cannot be reached (the message then links to Slack). */
-async function downloadFile(w: ImportWriter, file: SlackFile): Promise<{ pathId: string; size: number } | undefined> {
+async function downloadFile(w: ImportWriter, file: SlackFile, token: string | undefined): Promise<{ pathId: string; size: number } | undefined> {
   let body: Buffer;
   try {
-    const response = await fetch(file.url_private!, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), redirect: "follow" });
+    // fetch drops the Authorization header on a redirect to another origin.
+    const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
+    const response = await fetch(file.url_private!, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), redirect: "follow", ...(headers ? { headers } : {}) });
     if (!response.ok) {
       await response.body?.cancel();
       return undefined;
