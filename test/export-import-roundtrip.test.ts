@@ -72,6 +72,16 @@ before(async () => {
       ]),
     }),
   );
+  assertSuccess(await t.api(member, "POST", "/users/me/presence", { status: "active", new_user_input: "true" }));
+  // An outgoing-webhook bot with a stored value.
+  const hook = assertSuccess(await t.api(member, "POST", "/bots", { full_name: "Hook Bot", short_name: "hook", bot_type: 3, payload_url: JSON.stringify("https://hooks.example/x"), interface_type: 2 }));
+  const hookEmail = (await t.services.storage.db.selectFrom("users").select("email").where("id", "=", hook.user_id).executeTakeFirstOrThrow()).email;
+  const stored = await fetch(`${t.url}/api/v1/bot_storage`, {
+    method: "PUT",
+    headers: { authorization: basicAuth(hookEmail, hook.api_key), "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ storage: JSON.stringify({ count: "3" }) }),
+  });
+  assert.equal(stored.status, 200, await stored.text());
   assertSuccess(await t.api(member, "POST", "/saved_snippets", { title: "Greeting", content: "Welcome to **design**!" }));
   assertSuccess(await t.api(member, "POST", "/navigation_views", { fragment: "narrow/channel/design", is_pinned: "true", name: "Design" }));
 });
@@ -217,6 +227,36 @@ test("a full export from Parley imported into an empty database answers as the o
   const colours = memberView.history.find((m: Json) => m.content === "We use **teal** for links.");
   assert.ok(colours.flags.includes("starred"));
   assert.equal(colours.reactions.length, 2);
+
+  // Presence, bots' services and their stored values (as the bot reads them, with its key).
+  const originalRead = reader(t.services, t.url);
+  const importedRead = reader(imported, server.url);
+  // Keyed by each user's address (API emails can be made of renumbered IDs).
+  const presenceOf = async (services: Services, read: typeof originalRead) => {
+    const { presences } = await read(memberEmail, "/realm/presence");
+    const users = await services.storage.db.selectFrom("users").select(["email", "delivery_email"]).execute();
+    const address = new Map(users.map((u) => [u.email, u.delivery_email]));
+    return Object.fromEntries(Object.entries(presences as Record<string, Json>).map(([email, p]) => [address.get(email), { status: p.aggregated.status, timestamp: p.aggregated.timestamp }]));
+  };
+  const presenceBefore = await presenceOf(t.services, originalRead);
+  assert.equal(presenceBefore[memberEmail]?.status, "active");
+  assert.deepEqual(await presenceOf(imported, importedRead), presenceBefore);
+  // Services as stored (GET /bots does not list them): the endpoint and its format carried, the secret new.
+  const servicesOf = async (services: Services) =>
+    services.storage.db
+      .selectFrom("bot_services as s")
+      .innerJoin("users as u", "u.id", "s.user_id")
+      .select(["u.full_name", "s.name", "s.base_url", "s.interface", "s.token"])
+      .orderBy("u.full_name")
+      .execute();
+  const servicesBefore = await servicesOf(t.services);
+  const servicesAfter = await servicesOf(imported);
+  assert.deepEqual(servicesBefore.map((x) => [x.full_name, x.base_url, x.interface]), [["Hook Bot", "https://hooks.example/x", 2]]);
+  assert.deepEqual(servicesAfter.map((x) => [x.full_name, x.name, x.base_url, x.interface]), servicesBefore.map((x) => [x.full_name, x.name, x.base_url, x.interface]));
+  assert.notEqual(servicesAfter[0]!.token, servicesBefore[0]!.token, "a new secret, as Zulip's import gives");
+  const hookRow = await imported.storage.db.selectFrom("users").select(["email", "api_key"]).where("full_name", "=", "Hook Bot").executeTakeFirstOrThrow();
+  const storage = await fetch(`${server.url}/api/v1/bot_storage`, { headers: { authorization: basicAuth(hookRow.email, hookRow.api_key) } });
+  assert.deepEqual(((await storage.json()) as Json).storage, { count: "3" });
 
   // The upload comes back under its new path, with its contents, for someone who may read it.
   const { messages } = await reader(imported, server.url)(memberEmail, "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow: [], apply_markdown: false });

@@ -3,6 +3,7 @@
 // zerver/lib/import_realm.py does: every row gets a new ID from Parley's own
 // sequences, content is re-rendered, links to old IDs are rewritten, and the
 // whole import is one transaction (files written are removed on failure).
+import { generateApiKey } from "../actions/credentials.ts";
 import { channelTopicsPolicyFromZulip, realmRowFromZulip } from "../domain/zulip-export-format.ts";
 import crypto from "node:crypto";
 import fs from "node:fs/promises";
@@ -589,6 +590,48 @@ async function importRows(
     w.count("navigation_views");
   }
   w.progress("navigation_views");
+
+  // Presence: the rows in the order of their sequence numbers, renumbered from 1, and the organization's sequence after them.
+  const presence = table(tables, "zerver_userpresence")
+    .map((p) => ({ userId: w.mapped("users", p.user_profile as number), row: p }))
+    .filter((p): p is { userId: number; row: Row } => p.userId !== undefined)
+    .sort((a, b) => num(a.row.last_update_id ?? 0) - num(b.row.last_update_id ?? 0) || a.userId - b.userId);
+  const seen = new Set<number>();
+  let lastUpdateId = 0;
+  for (const { userId, row } of presence) {
+    if (seen.has(userId)) continue;
+    seen.add(userId);
+    const time = (v: unknown) => (v === null || v === undefined ? null : seconds(v));
+    await trx
+      .insertInto("user_presence")
+      .values({ user_id: userId, realm_id: w.realm.id, last_connected_time: time(row.last_connected_time), last_active_time: time(row.last_active_time), last_update_id: ++lastUpdateId })
+      .execute();
+    w.count("user_presence");
+  }
+  if (lastUpdateId > 0) await trx.insertInto("presence_sequences").values({ realm_id: w.realm.id, last_update_id: lastUpdateId }).execute();
+  w.progress("user_presence");
+
+  // Bots' services get new secrets, as Zulip's fix_service_tokens gives them.
+  for (const svc of table(tables, "zerver_service")) {
+    const botId = w.mapped("users", svc.user_profile as number);
+    if (botId === undefined || typeof svc.name !== "string") continue;
+    const iface = num(svc.interface ?? 1);
+    await trx.insertInto("bot_services").values({ user_id: botId, name: svc.name, base_url: String(svc.base_url ?? ""), token: generateApiKey(), interface: iface === 2 ? 2 : 1 }).execute();
+    w.count("bot_services");
+  }
+  w.progress("bot_services");
+  for (const [name, target] of [
+    ["zerver_botstoragedata", "bot_storage"],
+    ["zerver_botconfigdata", "bot_config"],
+  ] as const) {
+    for (const b of table(tables, name)) {
+      const botId = w.mapped("users", b.bot_profile as number);
+      if (botId === undefined || typeof b.key !== "string" || typeof b.value !== "string") continue;
+      await trx.insertInto(target).values({ bot_user_id: botId, key: b.key, value: b.value }).onConflict((oc) => oc.doNothing()).execute();
+      w.count(target);
+    }
+    w.progress(target);
+  }
 
   // Statuses name their client by zerver_client id, and a custom emoji by its id.
   const clientNames = new Map(table(tables, "zerver_client").map((c) => [num(c.id), String(c.name)]));
