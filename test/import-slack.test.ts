@@ -308,3 +308,35 @@ test("a zip entry that leaves the directory is refused", { timeout: 60_000 }, as
   fs.writeFileSync(damaged, good);
   await assert.rejects(unpackZip(damaged, path.join(dir, "out")), /users\.json fails its checksum/);
 });
+
+test("messages are read one day at a time, in time order across conversations; a thread's later replies keep its topic", { timeout: 120_000 }, async (t) => {
+  const files = exportFiles(await fileServer(t));
+  const msg = (user: string, text: string, ts: string, thread_ts?: string): Row => ({ type: "message", user, text, ts, ...(thread_ts === undefined ? {} : { thread_ts }) });
+  files.set("general/2020-09-13.json", JSON.stringify([msg("U01ANN", "day 1 thread start", "1600000000.000100", "1600000000.000100"), msg("U02BOB", "day 1 plain", "1600000100.000100")]));
+  files.set("secret/2020-09-13.json", JSON.stringify([msg("U02BOB", "day 1 secret", "1600000050.000100")]));
+  files.set("general/2020-09-15.json", JSON.stringify([msg("U03CAT", "day 3 reply", "1600200000.000100", "1600000000.000100")]));
+  files.delete("D01/2020-09-13.json");
+  const services = await emptyServices(t);
+  const days: [string, number][] = [];
+  await importSlack(services, writeZip(t, files), () => {}, { onDay: (day, n) => days.push([day, n]) });
+  // One day's files (of every conversation) at a time, never the whole export.
+  assert.deepEqual(days, [["2020-09-13.json", 3], ["2020-09-14.json", 1], ["2020-09-15.json", 1]]);
+
+  const server = await startServer(services);
+  t.after(() => server.close());
+  const ann = await getAs(services, server.url, "ann@acme.example");
+  const { messages } = await ann(`/api/v1/messages?anchor=oldest&num_before=0&num_after=100&apply_markdown=false`);
+  // Message IDs follow time across conversations and days; the reply two days later is in the thread's topic.
+  assert.deepEqual(
+    messages.map((m: any) => [m.content, m.subject]),
+    [
+      ["day 1 thread start", "2020-09-13 Slack thread 1"],
+      ["day 1 secret", "imported from Slack"],
+      ["day 1 plain", "imported from Slack"],
+      ["Group hello", ""],
+      ["day 3 reply", "2020-09-13 Slack thread 1"],
+    ],
+  );
+  assert.deepEqual(messages.map((m: any) => m.id), [...messages.map((m: any) => m.id)].sort((a: number, b: number) => a - b));
+  await closeServices(services);
+});

@@ -106,6 +106,8 @@ export function workspaceName(zip: string): string {
 export interface SlackImportOptions {
   /** A Slack token (Zulip's `--token`): sent as `Authorization: Bearer …` with each file's url_private, which Slack serves only with one. */
   token?: string;
+  /** Called as each day's messages (of all conversations) are read, with their number: at most one day is held at a time. */
+  onDay?: (day: string, messages: number) => void;
 }
 
 export async function importSlack(services: Services, zip: string, log: (line: string) => void, options: SlackImportOptions = {}): Promise<SlackImportResult> {
@@ -233,19 +235,29 @@ async function importWorkspace(w: ImportWriter, root: string, log: (line: string
   for (const d of dms) conversations.push({ dir: d.id, target: { kind: "direct", userIds: members(d) } });
   for (const m of mpims) conversations.push({ dir: m.name ?? m.id, target: { kind: "direct", userIds: members(m) } });
 
-  // Messages from every conversation, in time order (message IDs follow dates, as in Zulip's importer).
-  const pending: { message: SlackMessage; target: Target; where: string }[] = [];
+  // Messages are read one day at a time, as Zulip's importer does (get_messages_iterator): the day files of every
+  // conversation for a date, sorted by time, then the next date. Message IDs follow dates; only one day's
+  // messages are held in memory, never the whole export.
+  const dayFiles = new Map<string, { dir: string; target: Target }[]>();
   for (const { dir, target } of conversations) {
     const conversationDir = path.join(root, dir);
     if (path.relative(root, conversationDir).startsWith("..")) throw new ImportFormatError(`unsafe conversation name: ${dir}`);
     let days: string[];
     try {
-      days = (await fs.readdir(conversationDir)).filter((f) => /^\d{4}-\d{2}-\d{2}\.json$/.test(f)).sort();
+      days = (await fs.readdir(conversationDir)).filter((f) => /^\d{4}-\d{2}-\d{2}\.json$/.test(f));
     } catch {
       continue;
     }
     for (const day of days) {
-      const messages = await readJson<SlackMessage[]>(path.join(conversationDir, day));
+      const list = dayFiles.get(day) ?? [];
+      list.push({ dir, target });
+      dayFiles.set(day, list);
+    }
+  }
+  const readDay = async (day: string): Promise<{ message: SlackMessage; target: Target; where: string }[]> => {
+    const pending: { message: SlackMessage; target: Target; where: string }[] = [];
+    for (const { dir, target } of dayFiles.get(day) ?? []) {
+      const messages = await readJson<SlackMessage[]>(path.join(root, dir, day));
       if (!Array.isArray(messages)) throw new ImportFormatError(`${dir}/${day} is not a list of messages`);
       for (const message of messages) {
         if (message.type !== undefined && message.type !== "message") continue;
@@ -253,8 +265,10 @@ async function importWorkspace(w: ImportWriter, root: string, log: (line: string
         pending.push({ message, target, where: `${dir}/${day}` });
       }
     }
-  }
-  pending.sort((a, b) => Number(a.message.ts) - Number(b.message.ts));
+    pending.sort((a, b) => Number(a.message.ts) - Number(b.message.ts));
+    options.onDay?.(day, pending.length);
+    return pending;
+  };
 
   const threadTopics = new Map<string, string>();
   const threadsPerDay = new Map<string, number>();
@@ -273,7 +287,7 @@ async function importWorkspace(w: ImportWriter, root: string, log: (line: string
 
   const attachments: { messageId: number; ownerId: number; pathId: string; file: SlackFile; size: number }[] = [];
   let skippedReactions = 0;
-  for (const { message, target, where } of pending) {
+  for (const day of [...dayFiles.keys()].sort()) for (const { message, target, where } of await readDay(day)) {
     const senderId = await userFor(message, where);
     const converted = slackToMarkdown(messageText(message), names);
     const fileLinks: string[] = [];
