@@ -251,6 +251,9 @@ test("files behind Slack's token: fetched with --token (as a Bearer token), link
   assert.ok(!lines.join("\n").includes(TOKEN), "the token is not printed");
   const stored = await withToken.storage.db.selectFrom("attachments").select(["file_name", "size"]).execute();
   assert.deepEqual(stored.map((a) => [a.file_name, a.size]), [["report.txt", REPORT.length]]);
+  const uploaded = await withToken.storage.db.selectFrom("messages").select("content").where("content", "like", "The report%").executeTakeFirstOrThrow();
+  assert.match(uploaded.content, /\[Q3 report\]\(\/user_uploads\/[^)]+\/report\.txt\)/);
+  assert.ok(!uploaded.content.includes("/files/report.txt"), "the message links the upload, not Slack's URL");
 
   const withoutToken = await emptyServices(t);
   const linked = await importSlack(withoutToken, zip, () => {});
