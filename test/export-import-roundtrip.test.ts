@@ -73,6 +73,10 @@ before(async () => {
     }),
   );
   assertSuccess(await t.api(member, "POST", "/users/me/presence", { status: "active", new_user_input: "true" }));
+  // Scheduled messages: to a channel and to a person.
+  const later = Math.floor(Date.now() / 1000) + 86400;
+  assertSuccess(await t.api(member, "POST", "/scheduled_messages", { type: "stream", to: design, topic: "", content: "teal **tomorrow**", scheduled_delivery_timestamp: later }));
+  assertSuccess(await t.api(member, "POST", "/scheduled_messages", { type: "direct", to: JSON.stringify([owner.id]), content: "see you", scheduled_delivery_timestamp: later + 60 }));
   // An outgoing-webhook bot with a stored value.
   const hook = assertSuccess(await t.api(member, "POST", "/bots", { full_name: "Hook Bot", short_name: "hook", bot_type: 3, payload_url: JSON.stringify("https://hooks.example/x"), interface_type: 2 }));
   const hookEmail = (await t.services.storage.db.selectFrom("users").select("email").where("id", "=", hook.user_id).executeTakeFirstOrThrow()).email;
@@ -257,6 +261,17 @@ test("a full export from Parley imported into an empty database answers as the o
   const hookRow = await imported.storage.db.selectFrom("users").select(["email", "api_key"]).where("full_name", "=", "Hook Bot").executeTakeFirstOrThrow();
   const storage = await fetch(`${server.url}/api/v1/bot_storage`, { headers: { authorization: basicAuth(hookRow.email, hookRow.api_key) } });
   assert.deepEqual(((await storage.json()) as Json).storage, { count: "3" });
+
+  // Scheduled messages, as their sender lists them: recipients by channel name and address, IDs left out.
+  const scheduledOf = async (services: Services, read: typeof originalRead) => {
+    const { scheduled_messages } = await read(memberEmail, "/scheduled_messages");
+    const channels = new Map((await services.storage.db.selectFrom("channels").select(["id", "name"]).execute()).map((c) => [c.id, c.name]));
+    const users = new Map((await services.storage.db.selectFrom("users").select(["id", "delivery_email"]).execute()).map((u) => [u.id, u.delivery_email]));
+    return (scheduled_messages as Json[]).map(({ scheduled_message_id: _id, to, ...rest }) => ({ ...rest, to: typeof to === "number" ? channels.get(to) : (to as number[]).map((id) => users.get(id)) }));
+  };
+  const scheduledBefore = await scheduledOf(t.services, originalRead);
+  assert.equal(scheduledBefore.length, 2);
+  assert.deepEqual(await scheduledOf(imported, importedRead), scheduledBefore);
 
   // The upload comes back under its new path, with its contents, for someone who may read it.
   const { messages } = await reader(imported, server.url)(memberEmail, "/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow: [], apply_markdown: false });

@@ -373,7 +373,7 @@ test("a broken export leaves the database and the file store empty, and a retry 
   assert.equal((await storedKeys({ services })).length, 5);
 });
 
-test("zerver_directmessagegroup (Zulip's newer name for zerver_huddle); alert words, muted users, statuses, linkifiers, playgrounds and drafts come in", { timeout: 120_000 }, async (t) => {
+test("zerver_directmessagegroup (Zulip's newer name for zerver_huddle); alert words, muted users, statuses, linkifiers, playgrounds, drafts and scheduled messages come in", { timeout: 120_000 }, async (t) => {
   const services = await emptyServices(t);
   const withPersonalData = (groupTable: Row[]) => (files: Map<string, string | Buffer>) => {
     const realm: Record<string, unknown> = realmJson();
@@ -395,6 +395,11 @@ test("zerver_directmessagegroup (Zulip's newer name for zerver_huddle); alert wo
       { id: 2, user_profile: 21, recipient: 45, topic: "", content: "to the group", last_edit_time: 1600000900 },
       { id: 3, user_profile: 21, recipient: null, topic: "", content: "to nobody yet", last_edit_time: 1600001000 },
     ];
+    realm.zerver_scheduledmessage = [
+      { id: 1, sender: 20, recipient: 40, subject: "plans", content: "Delivered **already**", sending_client: 3, stream: 30, realm: 7, scheduled_timestamp: 1600001100, request_timestamp: 1600001000, read_by_sender: true, delivered: true, delivered_message: 1001, failed: false, failure_message: null, delivery_type: 1, reminder_target_message_id: null, reminder_note: null },
+      { id: 2, sender: 21, recipient: 44, subject: "", content: "Later, Othello", sending_client: 1, stream: null, realm: 7, scheduled_timestamp: 1900000000, request_timestamp: 1600001200, read_by_sender: true, delivered: false, delivered_message: null, failed: false, failure_message: null, delivery_type: 1, reminder_target_message_id: null, reminder_note: null },
+      { id: 3, sender: 99, recipient: 40, subject: "x", content: "from nobody we know", sending_client: 1, stream: 30, realm: 7, scheduled_timestamp: 1900000000, request_timestamp: 1600001200, delivered: false, failed: false, delivery_type: 1 },
+    ];
     files.set("realm.json", JSON.stringify(realm));
     const chunk = structuredClone(CHUNK_2);
     chunk.zerver_message[2]!.content = "Only for the few, see #42";
@@ -411,7 +416,7 @@ test("zerver_directmessagegroup (Zulip's newer name for zerver_huddle); alert wo
   const lines: string[] = [];
   await importZulip(services, await writeExport(t, withPersonalData([{ id: 50, huddle_hash: "0123456789abcdef", recipient: 45, group_size: 3 }])), (line) => lines.push(line));
   const log = lines.join("\n");
-  for (const expected of ["messages: 6", "alert_words: 1", "muted_users: 1", "user_statuses: 1", "linkifiers: 1", "playgrounds: 1", "drafts: 3"]) assert.ok(log.includes(expected), `${expected} in\n${log}`);
+  for (const expected of ["messages: 6", "alert_words: 1", "muted_users: 1", "user_statuses: 1", "linkifiers: 1", "playgrounds: 1", "drafts: 3", "scheduled_messages: 2"]) assert.ok(log.includes(expected), `${expected} in\n${log}`);
   assert.match(log, /linkifier \(unclosed left out/);
 
   const db = services.storage.db;
@@ -452,4 +457,20 @@ test("zerver_directmessagegroup (Zulip's newer name for zerver_huddle); alert wo
       [hamlet, null, "", "to nobody yet", 1600001000000],
     ],
   );
+
+  // Scheduled messages: the delivered one kept (as Zulip's import does) with its delivered message's new ID, the pending
+  // direct one to Othello's conversation with Hamlet; the one from an unknown sender left out.
+  const firstMessage = await db.selectFrom("messages").select("id").where("content", "like", "Hello @**Iago**%").executeTakeFirstOrThrow();
+  const scheduled = await db.selectFrom("scheduled_messages").selectAll().orderBy("id").execute();
+  assert.deepEqual(
+    scheduled.map((m) => [m.sender_id, m.channel_id, m.topic, m.content, m.sending_client, m.scheduled_timestamp, m.request_timestamp, m.delivered, m.delivered_message_id, m.failed]),
+    [
+      [iago, denmark.id, "plans", "Delivered **already**", "ZulipMobile", 1600001100, 1600001000, true, firstMessage.id, false],
+      [hamlet, null, "", "Later, Othello", "website", 1900000000, 1600001200, false, null, false],
+    ],
+  );
+  assert.equal(scheduled[0]!.recipient_id, denmarkRecipient.id);
+  assert.match(scheduled[0]!.rendered_content, /<strong>already<\/strong>/);
+  const toOthello = await db.selectFrom("recipients").select("dm_key").where("id", "=", scheduled[1]!.recipient_id).executeTakeFirstOrThrow();
+  assert.equal(toOthello.dm_key, [hamlet, othello].sort((a, b) => a - b).join(","));
 });

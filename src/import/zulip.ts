@@ -686,6 +686,60 @@ async function importRows(
     w.count("drafts");
   }
   w.progress("drafts");
+
+  // Scheduled messages and reminders, delivered ones too (as Zulip's import_realm): sender, recipient, channel and
+  // delivered message re-mapped, content's links rewritten and re-rendered; one whose sender, recipient or reminder
+  // target did not come along is left out.
+  for (const m of [...table(tables, "zerver_scheduledmessage")].sort((a, b) => num(a.id) - num(b.id))) {
+    const senderId = w.mapped("users", m.sender as number);
+    const recipient = recipients.get(num(m.recipient));
+    if (senderId === undefined || !recipient) continue;
+    let to: { channelId: number } | { userIds: number[] };
+    if (recipient.type === RecipientType.STREAM) {
+      const channelId = channelOfRecipient.get(num(m.recipient));
+      if (channelId === undefined) continue;
+      to = { channelId };
+    } else if (recipient.type === RecipientType.PERSONAL) {
+      const other = w.mapped("users", recipient.typeId);
+      if (other === undefined) continue;
+      to = { userIds: [senderId, other] };
+    } else {
+      if (!isKnownGroup(recipient.typeId)) continue;
+      to = { userIds: [senderId, ...(groupMembers.get(num(m.recipient)) ?? [])] };
+    }
+    const optionalId = (table: "messages", v: unknown) => (v === null || v === undefined ? null : (w.mapped(table, num(v)) ?? undefined));
+    const reminderTarget = optionalId("messages", m.reminder_target_message_id);
+    if (reminderTarget === undefined) continue;
+    const deliveredMessage = optionalId("messages", m.delivered_message);
+    const content = rewrite(String(m.content ?? ""));
+    const rendered = renderMarkdown(content, await markdownContextFor(trx, services.config, realm.id, content)).html;
+    const isChannel = "channelId" in to;
+    await trx
+      .insertInto("scheduled_messages")
+      .values({
+        realm_id: realm.id,
+        sender_id: senderId,
+        delivery_type: num(m.delivery_type ?? 1) === 2 ? 2 : 1,
+        recipient_id: await w.recipientId(to),
+        channel_id: "channelId" in to ? to.channelId : null,
+        topic: isChannel ? String(m.subject ?? m.topic_name ?? "") : "",
+        content,
+        rendered_content: rendered,
+        sending_client: clientNames.get(num(m.sending_client)) ?? "Zulip import",
+        read_by_sender: m.read_by_sender === true,
+        scheduled_timestamp: seconds(m.scheduled_timestamp),
+        request_timestamp: seconds(m.request_timestamp ?? m.scheduled_timestamp),
+        delivered: m.delivered === true,
+        delivered_message_id: deliveredMessage ?? null,
+        failed: m.failed === true,
+        failure_message: typeof m.failure_message === "string" ? m.failure_message : null,
+        reminder_target_message_id: reminderTarget,
+        reminder_note: typeof m.reminder_note === "string" ? m.reminder_note : null,
+      })
+      .execute();
+    w.count("scheduled_messages");
+  }
+  w.progress("scheduled_messages");
   return w;
 }
 
