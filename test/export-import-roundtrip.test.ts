@@ -46,6 +46,9 @@ before(async () => {
   await send(admin, { type: "stream", to: "design", topic: "fonts", content: "Inter everywhere?\n\n* body\n* headings" });
   await send(owner, { type: "stream", to: "secret plans", topic: "launch", content: "Tuesday." });
   await send(guest, { type: "stream", to: "lobby", topic: "hello", content: "Hi all :wave:" });
+  // A poll, with a vote: its widget and vote submessages.
+  const poll = await send(owner, { type: "stream", to: "design", topic: "lunch", content: "/poll Lunch?\nPizza\nSushi" });
+  assertSuccess(await t.api(member, "POST", "/submessage", { message_id: poll, msg_type: "widget", content: JSON.stringify({ type: "vote", key: "canned,0", vote: 1 }) }));
   await send(member, { type: "direct", to: JSON.stringify([owner.id]), content: "a direct word" });
   await send(owner, { type: "direct", to: JSON.stringify([member.id, admin.id]), content: "a word to three" });
   assertSuccess(await t.api(member, "POST", `/messages/${first}/reactions`, { emoji_name: "thumbs_up" }));
@@ -146,6 +149,7 @@ async function view(services: Services, url: string, email: string): Promise<Jso
     content: m.content.replace(/\/user_uploads\/[^)\s]+/g, "/user_uploads/…"),
     flags: [...m.flags].sort(),
     reactions: m.reactions.map((r: Json) => `${r.emoji_name} by ${emailOf.get(r.user_id)}`).sort(),
+    submessages: m.submessages.map((x: Json) => [emailOf.get(x.sender_id), x.msg_type, x.content]),
     timestamp: m.timestamp,
   }));
   // Personal data and organization settings, as /register gives them.
@@ -228,6 +232,8 @@ test("a full export from Parley imported into an empty database answers as the o
       ["private", "to the three of us"],
     ],
   );
+  const lunch = memberView.history.find((m: Json) => m.content.startsWith("/poll Lunch?"));
+  assert.equal(lunch.submessages.length, 2, JSON.stringify(lunch.submessages));
   const colours = memberView.history.find((m: Json) => m.content === "We use **teal** for links.");
   assert.ok(colours.flags.includes("starred"));
   assert.equal(colours.reactions.length, 2);

@@ -515,6 +515,16 @@ async function importRows(
   }
   w.progress("reactions");
 
+  // Widgets' submessages (polls' and todo lists' states): Parley's exports have them, Zulip's import ignores them.
+  for (const sm of [...table(tables, "zerver_submessage")].sort((a, b) => num(a.id) - num(b.id))) {
+    const messageId = w.mapped("messages", sm.message as number);
+    const senderId = w.mapped("users", sm.sender as number);
+    if (messageId === undefined || senderId === undefined || typeof sm.msg_type !== "string" || typeof sm.content !== "string") continue;
+    await trx.insertInto("submessages").values({ message_id: messageId, sender_id: senderId, msg_type: sm.msg_type, content: sm.content }).execute();
+    w.count("submessages");
+  }
+  w.progress("submessages");
+
   for (const a of attachments) {
     const newPathId = newPathIds.get(String(a.path_id));
     const ownerId = w.mapped("users", a.owner as number);
