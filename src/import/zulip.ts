@@ -515,7 +515,7 @@ async function importRows(
   }
   w.progress("reactions");
 
-  // Widgets' submessages (polls' and todo lists' states): Parley's exports have them, Zulip's import ignores them.
+  // Widgets' submessages (polls' votes, to-do items), as Parley's export writes them in realm.json.
   for (const sm of [...table(tables, "zerver_submessage")].sort((a, b) => num(a.id) - num(b.id))) {
     const messageId = w.mapped("messages", sm.message as number);
     const senderId = w.mapped("users", sm.sender as number);
