@@ -16,6 +16,7 @@ import { insertUser } from "../src/actions/users.ts";
 import { Role } from "../src/domain/roles.ts";
 import type { ClientEvent } from "../src/events/notifier.ts";
 import { assertError, assertSuccess, startTestApp, type Params, type TestApp, type TestUser } from "./helpers.ts";
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from "kysely";
 import { statementsRun } from "./statement-log.ts";
 
 let t: TestApp;
@@ -629,6 +630,35 @@ describe("the cost of a ping", () => {
     // The reply's presence list is one more query.
     clock += 30;
     assert.equal(await queriesFor(user, { last_update_id: -1 }), 4);
+  });
+
+  test("a warm ping, with or without its write, builds no query: every statement is prepared", async () => {
+    /** Sees a statement only when its query tree is built and compiled (storage/compiled.ts skips that once prepared). */
+    class Compiled implements KyselyPlugin {
+      readonly tables: string[] = [];
+      transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+        this.tables.push(/"kind":"IdentifierNode","name":"(\w+)"/.exec(JSON.stringify(args.node))?.[1] ?? "?");
+        return args.node;
+      }
+      async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+        return args.result;
+      }
+    }
+    const user = await newUser("Prepared");
+    const other = await newUser("Prepared too");
+    // Warm: each statement has run once, the write included.
+    await report(other);
+    clock += 60;
+    await report(other, { ping_only: true });
+    await report(user);
+    for (const moves of [false, true]) {
+      clock += moves ? 60 : 1;
+      const plugin = new Compiled();
+      const run = await statementsRun(t.services.storage, () => report(user, { ping_only: true }), plugin);
+      const own = run.filter((query) => !JSON.stringify(query.query).includes('"scheduled_messages"'));
+      assert.equal(own.length, moves ? 5 : 3);
+      assert.deepEqual(plugin.tables.filter((table) => table !== "scheduled_messages"), [], `built for a ping${moves ? " that writes" : ""}`);
+    }
   });
 });
 

@@ -143,3 +143,38 @@ test("concurrent writes share fsyncs", { skip }, async () => {
   assert.ok(used >= 1, "no fsync");
   assert.ok(used < writes, `${used} fsyncs for ${writes} writes`);
 });
+
+test("presence reports are not waited for: their reply goes out with an fsync held, and the next write's fsync covers them", { skip }, async () => {
+  const wal = app.services.storage.wal!;
+  await waitFor(() => app.services.storage.durable() === undefined, "earlier writes to be durable");
+  const written = wal.written;
+  const real = wal.sync;
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let entered = 0;
+  wal.sync = async (fd) => {
+    entered += 1;
+    await gate;
+    await real(fd);
+  };
+  try {
+    const user = app.users.moderator;
+    // The user's first report: a row inserted (in a transaction of presence writes).
+    const reply = app.api(user, "POST", "/users/me/presence", { status: "active", ping_only: "true", new_user_input: "true" });
+    const outcome = await Promise.race([reply.then((r) => r.status), sleep(10_000).then(() => "still waiting")]);
+    assert.equal(outcome, 200);
+    const row = await app.services.storage.db.selectFrom("user_presence").select("last_update_id").where("user_id", "=", user.id).executeTakeFirst();
+    assert.ok(row, "the report was written");
+    assert.equal(wal.written, written, "the presence write was counted as one to wait for");
+    assert.equal(entered, 0, "an fsync started for a presence write");
+    assert.equal(app.services.storage.durable(), undefined);
+    // Any other write still waits, and its fsync (of the whole WAL) covers the presence frames too.
+    release();
+    assert.equal((await send("after a presence report")).status, 200);
+    assert.equal(entered, 1);
+    assert.equal(app.services.storage.durable(), undefined);
+  } finally {
+    release();
+    wal.sync = real;
+  }
+});

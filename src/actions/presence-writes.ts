@@ -15,6 +15,7 @@
 // batches, and processes sharing a database serialize on the sequence row.
 import { sql, type Kysely } from "kysely";
 import type { PresenceTimes } from "../domain/presence.ts";
+import { preparedQuery } from "../storage/compiled.ts";
 import type { Storage } from "../storage/database.ts";
 import type { Database } from "../storage/schema.ts";
 
@@ -31,16 +32,30 @@ export interface PresenceWrite {
 /** Bounds the statements' parameters and how long the sequence row stays locked. */
 const MAX_BATCH = 500;
 
+const bumpSequence = preparedQuery((db, a: { realmId: number }) =>
+  db
+    .insertInto("presence_sequences")
+    .values({ realm_id: a.realmId, last_update_id: 1 })
+    .onConflict((oc) => oc.column("realm_id").doUpdateSet({ last_update_id: sql<number>`presence_sequences.last_update_id + 1` }))
+    .returning("last_update_id"),
+);
+
 /** The organization's next presence number. The sequence row stays locked until the transaction commits, so numbers become visible in order. */
 async function nextUpdateId(trx: Db, realmId: number): Promise<number> {
-  const { last_update_id: bumped } = await trx
-    .insertInto("presence_sequences")
-    .values({ realm_id: realmId, last_update_id: 1 })
-    .onConflict((oc) => oc.column("realm_id").doUpdateSet({ last_update_id: sql<number>`presence_sequences.last_update_id + 1` }))
-    .returning("last_update_id")
-    .executeTakeFirstOrThrow();
-  return Number(bumped);
+  const bumped = await bumpSequence.executeTakeFirst(trx, { realmId });
+  return Number(bumped!.last_update_id);
 }
+
+/** One row's update, guarded by the times read: the common batch of one report. */
+const updateOneRow = preparedQuery((db, a: { userId: number; lastUpdateId: number; connected: number | null; active: number | null; expectedConnected: number | null; expectedActive: number | null }) =>
+  db
+    .updateTable("user_presence")
+    .set({ last_connected_time: a.connected, last_active_time: a.active, last_update_id: a.lastUpdateId })
+    .where("user_id", "=", a.userId)
+    .where("last_connected_time", "is not distinct from", a.expectedConnected)
+    .where("last_active_time", "is not distinct from", a.expectedActive)
+    .returning("user_id"),
+);
 
 /**
  * Gives a user's row (if they have one) a new number without changing its
@@ -85,7 +100,18 @@ export async function applyPresenceWrites(trx: Db, realmId: number, writes: read
       .execute();
     for (const row of rows) written.add(row.user_id);
   }
-  if (updates.length > 0) {
+  if (updates.length === 1) {
+    const [w] = updates as [PresenceWrite];
+    const rows = await updateOneRow.execute(trx, {
+      userId: w.userId,
+      lastUpdateId,
+      connected: w.times.lastConnectedTime,
+      active: w.times.lastActiveTime,
+      expectedConnected: w.expected!.lastConnectedTime,
+      expectedActive: w.expected!.lastActiveTime,
+    });
+    for (const row of rows) written.add(Number(row.user_id));
+  } else if (updates.length > 1) {
     // One statement for every row, each guarded by the times read: VALUES
     // columns are column1… on both dialects; the casts type PostgreSQL's
     // parameters (and are no-ops on SQLite).
@@ -159,7 +185,9 @@ async function flush(storage: Storage, jobs: Job[]): Promise<void> {
     const seen = new Set<number>();
     const first = new Set(list.filter((job) => !seen.has(job.write.userId) && seen.add(job.write.userId)));
     try {
-      const written = await storage.db.transaction().execute((trx) => applyPresenceWrites(trx, realmId, [...first].map((j) => j.write)));
+      const writes = [...first].map((j) => j.write);
+      // Presence times need no fsync before the reply (WalSync.unsynced): the next minute's ping rewrites them.
+      const written = await storage.db.transaction().execute((trx) => (storage.wal ? storage.wal.unsynced(() => applyPresenceWrites(trx, realmId, writes)) : applyPresenceWrites(trx, realmId, writes)));
       for (const job of list) job.resolve(first.has(job) && written.has(job.write.userId));
     } catch (error) {
       for (const job of list) job.reject(error);

@@ -13,6 +13,7 @@ import {
 import { canAccessAllUsers, type RealmSettings } from "../domain/realm-settings.ts";
 import { isGuest, Role } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
+import { preparedQuery } from "../storage/compiled.ts";
 import type { Database, User } from "../storage/schema.ts";
 import { groupIdsOfUser, systemGroupIdsByName } from "./user-groups.ts";
 import { listActiveUsers, usersSharingAConversation } from "./users.ts";
@@ -29,13 +30,13 @@ export function presenceServerTimestamp(now: number): number {
   return Math.floor(ms / 1000) === now ? ms / 1000 : now;
 }
 
+const presenceRow = preparedQuery((db, a: { userId: number }) =>
+  db.selectFrom("user_presence").select(["last_connected_time", "last_active_time"]).where("user_id", "=", a.userId),
+);
+
 /** A user's stored presence, or undefined if they never reported any. */
 export async function presenceTimesOf(db: Db, userId: number): Promise<PresenceTimes | undefined> {
-  const row = await db
-    .selectFrom("user_presence")
-    .select(["last_connected_time", "last_active_time"])
-    .where("user_id", "=", userId)
-    .executeTakeFirst();
+  const row = await presenceRow.executeTakeFirst(db, { userId });
   return row && { lastConnectedTime: row.last_connected_time, lastActiveTime: row.last_active_time };
 }
 

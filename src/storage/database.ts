@@ -129,6 +129,7 @@ function sqliteStatement(statement: SQLite.Statement, wrote: (statement: SQLite.
  * Writes no client is told of need not wait: the job runner's (a job lost
  * to a power cut is run again: jobs are at-least-once) and CLI commands'
  * (they close the database, which checkpoints and syncs it, before exiting).
+ * Nor do presence reports' (unsynced()).
  */
 export class WalSync {
   /** Bumped after every statement that wrote and after the COMMIT of a transaction that wrote. */
@@ -144,6 +145,8 @@ export class WalSync {
   /** The fsync itself: replaceable so tests can hold it or watch it. */
   sync: (fd: number) => Promise<void> = (fd) => new Promise((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
   private uncommitted = false;
+  /** Inside unsynced(): the transaction's statements are not counted. */
+  private exempt = false;
 
   constructor(
     private readonly walPath: string,
@@ -152,12 +155,31 @@ export class WalSync {
 
   /** Called after each statement runs. COMMIT and RELEASE count as read-only to SQLite, hence `uncommitted`. */
   noteStatement(statement: SQLite.Statement): void {
+    if (this.exempt) return;
     if (!statement.readonly) {
       this.written += 1;
       if (this.inTransaction()) this.uncommitted = true;
     } else if (this.uncommitted && !this.inTransaction()) {
       this.written += 1;
       this.uncommitted = false;
+    }
+  }
+
+  /**
+   * Runs `write`, a transaction's body, without counting its statements (nor
+   * so its COMMIT) as writes anyone must wait for: for data whose loss in a
+   * power cut harms nobody (presence times, rewritten by the next minute's
+   * ping). A crash of the process loses nothing (the page cache survives
+   * it), and the next fsync, or a checkpoint, syncs these frames with the
+   * rest of the WAL. Call it inside the transaction, where the one connection
+   * is held, so no one else's statement runs meanwhile.
+   */
+  async unsynced<T>(write: () => Promise<T>): Promise<T> {
+    this.exempt = true;
+    try {
+      return await write();
+    } finally {
+      this.exempt = false;
     }
   }
 
