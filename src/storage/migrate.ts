@@ -33,6 +33,7 @@ import * as m0027 from "./migrations/0027_outgoing_webhooks_on_jobs.ts";
 import * as m0028 from "./migrations/0028_missed_message_emails.ts";
 import * as m0029 from "./migrations/0029_realm_exports.ts";
 import * as m0030 from "./migrations/0030_digest_emails.ts";
+import * as m0031 from "./migrations/0031_user_messages_clustered.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -75,6 +76,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0028_missed_message_emails": m0028,
   "0029_realm_exports": m0029,
   "0030_digest_emails": m0030,
+  "0031_user_messages_clustered": m0031,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {
