@@ -186,8 +186,11 @@ async function flush(storage: Storage, jobs: Job[]): Promise<void> {
     const first = new Set(list.filter((job) => !seen.has(job.write.userId) && seen.add(job.write.userId)));
     try {
       const writes = [...first].map((j) => j.write);
-      // Presence times need no fsync before the reply (WalSync.unsynced): the next minute's ping rewrites them.
-      const written = await storage.db.transaction().execute((trx) => (storage.wal ? storage.wal.unsynced(() => applyPresenceWrites(trx, realmId, writes)) : applyPresenceWrites(trx, realmId, writes)));
+      const written = await storage.db.transaction().execute((trx) => {
+        const apply = () => applyPresenceWrites(trx, realmId, writes);
+        // Presence times need no fsync before the reply (WalSync.unsynced): the next minute's ping rewrites them.
+        return storage.wal ? storage.wal.unsynced(apply) : apply();
+      });
       for (const job of list) job.resolve(first.has(job) && written.has(job.write.userId));
     } catch (error) {
       for (const job of list) job.reject(error);
