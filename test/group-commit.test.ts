@@ -7,6 +7,7 @@ import { sql } from "kysely";
 import { groupCommitStats, inRealmTransaction } from "../src/actions/transaction.ts";
 import { ApiError } from "../src/errors.ts";
 import { assertError, assertSuccess, PG_URL, startTestApp, uniqueName, type TestApp } from "./helpers.ts";
+import { statementsRun } from "./statement-log.ts";
 
 describe("group commit", () => {
   let t: TestApp;
@@ -49,6 +50,15 @@ describe("group commit", () => {
       t.eventsFor(t.users.member.id, "test_write").map((e) => e.title),
       ["first", "third"],
     );
+  });
+
+  test("each write of a batch has its savepoint; on PostgreSQL releasing one and setting the next is one round trip", async () => {
+    const run = await statementsRun(t.services.storage, () => Promise.allSettled([writeSnippet("one"), writeSnippet("two", true), writeSnippet("three")]));
+    const savepoints = run.map((q) => q.sql).filter((text) => /savepoint/i.test(text));
+    const next = PG_URL ? ["release savepoint parley_write; savepoint parley_write"] : ["release savepoint parley_write", "savepoint parley_write"];
+    // The failed write is rolled back to its savepoint; the COMMIT releases the last one.
+    assert.deepEqual(savepoints, ["savepoint parley_write", ...next, "rollback to savepoint parley_write", ...next]);
+    assert.deepEqual(await snippetTitles(t.users.member.id).then((titles) => titles.slice(-2)), ["one", "three"]);
   });
 
   test("events are sent only after the commit", async () => {

@@ -12,7 +12,7 @@
 import { sql, type Transaction } from "kysely";
 import { PendingEvents } from "../events/notifier.ts";
 import type { Services } from "../services.ts";
-import { lockRealm, type Storage } from "../storage/database.ts";
+import { lockRealm, type Dialect, type Storage } from "../storage/database.ts";
 import type { Database } from "../storage/schema.ts";
 
 export type Trx = Transaction<Database>;
@@ -107,7 +107,7 @@ async function runBatch(services: Services, realmId: number, jobs: Job[]): Promi
       // On its own, a write needs no savepoint: its error rolls back the whole transaction.
       if (jobs.length === 1) return [{ ok: true, value: await jobs[0]!.body(trx, jobs[0]!.pending) } satisfies Outcome];
       const results: Outcome[] = [];
-      for (const job of jobs) results.push(await inSavepoint(trx, job));
+      for (const [i, job] of jobs.entries()) results.push(await inSavepoint(trx, services.storage.dialect, job, i > 0));
       return results;
     });
   } catch (error) {
@@ -140,16 +140,23 @@ async function runBatch(services: Services, realmId: number, jobs: Job[]): Promi
   });
 }
 
-async function inSavepoint(trx: Trx, job: Job): Promise<Outcome> {
-  await sql`savepoint parley_write`.execute(trx);
+/**
+ * Runs `job` in a savepoint. The savepoint of the write before it (`afterAnother`) is released as
+ * this one is set, in one round trip on PostgreSQL (two statements in one simple-protocol query; the
+ * batch holds the organization's lock meanwhile), and the last one is released by the COMMIT.
+ */
+async function inSavepoint(trx: Trx, dialect: Dialect, job: Job, afterAnother: boolean): Promise<Outcome> {
+  if (afterAnother && dialect === "postgres") {
+    await sql`release savepoint parley_write; savepoint parley_write`.execute(trx);
+  } else {
+    if (afterAnother) await sql`release savepoint parley_write`.execute(trx);
+    await sql`savepoint parley_write`.execute(trx);
+  }
   try {
-    const value = await job.body(trx, job.pending);
-    await sql`release savepoint parley_write`.execute(trx);
-    return { ok: true, value };
+    return { ok: true, value: await job.body(trx, job.pending) };
   } catch (error) {
     // If even this fails the transaction is unusable, and the whole batch fails with it.
     await sql`rollback to savepoint parley_write`.execute(trx);
-    await sql`release savepoint parley_write`.execute(trx);
     return { ok: false, error };
   }
 }
