@@ -164,6 +164,37 @@ describe("missed-message emails", () => {
     assert.equal(mailsTo(reader).length, 1);
   });
 
+  test("one message owing several people: each gets a row in their own batch, and a job unless one is queued", async () => {
+    const waiting = await recipient();
+    const fresh = await recipient();
+    await send(t.users.member, { type: "direct", to: [waiting.id], content: "starts a batch" });
+    await decided();
+    const [started] = await scheduledAts(waiting);
+    assert.ok(started !== undefined);
+    offset += 10;
+    const sentFrom = t.services.nowMs();
+    const id = await send(t.users.member, { type: "direct", to: [waiting.id, fresh.id], content: "to both" });
+    const sentBy = t.services.nowMs();
+    await decided();
+    // The waiting batch keeps its time; the fresh one starts at the send plus the batching period.
+    assert.deepEqual(await scheduledAts(waiting), [started, started]);
+    const [freshAt, ...more] = await scheduledAts(fresh);
+    assert.equal(more.length, 0);
+    assert.ok(freshAt! >= sentFrom + BATCH_SECONDS * 1000 && freshAt! <= sentBy + BATCH_SECONDS * 1000, `${freshAt} within the send's second`);
+    const rows = await t.services.storage.db.selectFrom("missed_message_emails").select(["user_id", "trigger"]).where("message_id", "=", id).orderBy("user_id").execute();
+    assert.deepEqual(rows, [waiting.id, fresh.id].sort((a, b) => a - b).map((user_id) => ({ user_id, trigger: "direct_message" })));
+    // One job each: the waiting user's was queued by the first DM and due with its batch.
+    const jobs = await t.services.storage.db.selectFrom("jobs").select(["payload", "run_at"]).where("name", "=", MISSED_MESSAGE_EMAIL_JOB).where("status", "=", "queued").execute();
+    const runAt = (user: TestUser) => jobs.filter((j) => (JSON.parse(j.payload) as { user_id: number }).user_id === user.id).map((j) => Number(j.run_at));
+    assert.deepEqual(runAt(waiting), [started]);
+    assert.deepEqual(runAt(fresh), [freshAt]);
+    await batchGoesOut();
+    assert.equal(mailsTo(fresh).length, 1);
+    assert.deepEqual(mailsTo(waiting).map((m) => m.subject).sort(), ["DMs with Max Member", `Group DMs with Max Member and ${await fullName(fresh)}`].sort());
+    assert.equal(await rowsOf(waiting), 0);
+    assert.equal(await rowsOf(fresh), 0);
+  });
+
   test("a check queued by an earlier version, run twice (a crash before its job ended), owes one email: one row, one job", async () => {
     const reader = await recipient();
     const id = await send(t.users.member, { type: "direct", to: [reader.id], content: "only once" });
@@ -327,4 +358,10 @@ async function rowsOf(user: TestUser): Promise<number> {
     .where("user_id", "=", user.id)
     .executeTakeFirstOrThrow();
   return Number(n);
+}
+
+/** The scheduled times (UNIX ms) of `user`'s owed emails, oldest message first. */
+async function scheduledAts(user: TestUser): Promise<number[]> {
+  const rows = await t.services.storage.db.selectFrom("missed_message_emails").select("scheduled_at").where("user_id", "=", user.id).orderBy("message_id").execute();
+  return rows.map((r) => Number(r.scheduled_at));
 }

@@ -33,12 +33,14 @@ before(async () => {
 });
 after(() => t?.close());
 
-/** A statement's query tree as "<kind> <first table>" (raw SQL by its first words). */
+const firstIdentifier = (node: unknown) => /"kind":"IdentifierNode","name":"(\w+)"/.exec(JSON.stringify(node))?.[1] ?? "?";
+
+/** A statement's query tree as "<kind> <first table>" (raw SQL by its first words), the names of its common table expressions first. */
 function describeStatement(root: RootOperationNode): string {
-  const node = root as unknown as { kind: string; sqlFragments?: string[] };
+  const node = root as unknown as { kind: string; sqlFragments?: string[]; with?: { expressions: { name: unknown }[] } };
   if (node.kind === "RawNode") return `raw ${(node.sqlFragments ?? []).join("?").trim().split(/\s+/).slice(0, 3).join(" ")}`;
-  const table = /"kind":"IdentifierNode","name":"(\w+)"/.exec(JSON.stringify(node))?.[1] ?? "?";
-  return `${node.kind.replace(/QueryNode$/, "").toLowerCase()} ${table}`;
+  const statement = `${node.kind.replace(/QueryNode$/, "").toLowerCase()} ${firstIdentifier({ ...node, with: undefined })}`;
+  return node.with ? `with ${node.with.expressions.map((e) => firstIdentifier(e.name)).join(", ")}: ${statement}` : statement;
 }
 
 /** The statements whose query tree was built and compiled (prepared ones, storage/compiled.ts, are run without). */
@@ -94,7 +96,13 @@ describe("prepared queries (storage/compiled.ts)", () => {
   });
 });
 
+/** PostgreSQL's one statement for a message: the message, its flags rows, and the missed-message emails it owes. */
+const SEND_POSTGRES = "with m, f, owed, batched, recorded, queued, email_jobs: select m";
+
 describe("POST /messages: statements per send", () => {
+  /** The statements that write the message: the organization's lock, then the message. */
+  const durable = (): string[] => (t.services.storage.dialect === "postgres" ? ["select realms", SEND_POSTGRES] : ["insert messages", "raw INSERT INTO user_messages"]);
+
   test("a plain message to a 10-subscriber channel: the same fixed list every time", async () => {
     const send = () => t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "just **text**" }).then(assertSuccess);
     const first = await statementsOf(send);
@@ -114,13 +122,14 @@ describe("POST /messages: statements per send", () => {
       // Recipients' alert words and who muted the sender: one indexed lookup each.
       "select alert_words",
       "select muted_users",
-      // The organization's lock (PostgreSQL: SELECT … FOR UPDATE; SQLite's one writer needs none).
-      ...(t.services.storage.dialect === "postgres" ? ["select realms"] : []),
-      // The durable part: the message and its flags (one multi-row insert).
-      "insert messages",
-      "raw INSERT INTO user_messages",
-      // Who follows the topic or asked for the channel's emails (missed-message emails): two partial indexes.
-      "raw SELECT user_id FROM",
+      // Who follows the topic or asked for the channel's emails (missed-message emails), found on two
+      // partial indexes, with the facts an email decision needs about them (none here): one statement,
+      // read before the organization's lock.
+      "raw SELECT u.id, u.settings,",
+      // The organization's lock (PostgreSQL: SELECT … FOR UPDATE; SQLite's one writer needs none), then
+      // the durable part: the message and its flags (one multi-row insert). On PostgreSQL one statement
+      // with the missed-message emails it owes (none here): one round trip while the lock is held.
+      ...durable(),
     ];
     assert.deepEqual(first, expected);
     // Nothing is cached away on the second send, nor added.
@@ -131,35 +140,39 @@ describe("POST /messages: statements per send", () => {
     assert.deepEqual(second.compiled, ["select alert_words"]);
   });
 
-  test("a mention adds only the mentioned person's settings and their topic policy (automatic follow), and the email owed", async () => {
+  test("a mention adds no read (the listeners' statement reads the mentioned person too), and on PostgreSQL no statement", async () => {
     const statements = await statementsOf(() =>
       t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "@**Adam Admin** look" }).then(assertSuccess),
     );
-    const plain = statements.slice(0, statements.indexOf("raw SELECT user_id FROM") + 1);
-    // Adam has no client open, so he is owed a missed-message email, decided in the send's own transaction
-    // (no job to decide it later): his settings, presence, subscription and topic policy in one statement,
-    // his pending batch, the row, and whether his email job is queued already (the Notification Bot's
-    // message about his subscription queued it).
-    const emailFacts = "raw SELECT u.id, u.settings,";
-    const emailOwed = [emailFacts, "select missed_message_emails", "insert missed_message_emails", "select jobs"];
-    // Adam follows the topic now: his settings, his topic row (read, written), and his muted topics for the legacy event.
-    assert.deepEqual(statements.slice(plain.length), ["select users", "select user_topics", "insert user_topics", "select user_topics", ...emailOwed]);
-    // Once he follows it, a second mention reads his settings and topic row only, then the same email decision.
+    // Adam has no client open, so he is owed a missed-message email, decided before the organization's
+    // lock from the statement that finds the topic's listeners: it reads his settings, presence,
+    // subscription and topic policy too, for the automatic follow and the email alike. The email's
+    // writes (his pending batch, the row, and his email job unless one is queued: the Notification
+    // Bot's message about his subscription queued it) are part of the message's statement on
+    // PostgreSQL, and in-process statements of their own on SQLite.
+    const write = statements.slice(statements.indexOf("raw SELECT u.id, u.settings,") + 1);
+    const emailOwed = t.services.storage.dialect === "postgres" ? [] : ["select missed_message_emails", "insert missed_message_emails", "select jobs"];
+    // Adam follows the topic now: his topic row (read, written), and his muted topics for the legacy event.
+    assert.deepEqual(write, [...durable(), ...emailOwed, "select user_topics", "insert user_topics", "select user_topics"]);
+    // Once he follows it, a second mention writes the message and the email only.
     const again = await statementsOf(() =>
       t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "steady", content: "@**Adam Admin** again" }).then(assertSuccess),
     );
-    assert.deepEqual(again.slice(again.indexOf("raw SELECT user_id FROM") + 1), ["select users", "select user_topics", ...emailOwed]);
+    assert.deepEqual(again.slice(again.indexOf("raw SELECT u.id, u.settings,") + 1), [...durable(), ...emailOwed]);
   });
 
-  test("a mention of someone with a client open: one statement finds them active, nothing more", async () => {
+  test("a mention of someone with a client open: the shared statement finds them active, and no email statement runs", async () => {
     const online = await t.createUser("Olive Online");
     assertSuccess(await t.api(t.users.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "costs" }], principals: [online.id] }));
     await t.register(online);
     assertSuccess(await t.api(online, "POST", "/users/me/presence", { status: "active" }));
-    // A topic Adam does not follow, so Olive is the only one who may be owed an email.
+    // A topic Adam does not follow, so Olive is the only one who may be owed an email. What follows the
+    // facts is the message and the topic's automatic follows only.
     const statements = await statementsOf(() =>
       t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "elsewhere", content: "@**Olive Online** here?" }).then(assertSuccess),
     );
-    assert.deepEqual(statements.slice(statements.indexOf("raw SELECT user_id FROM") + 1), ["select users", "select user_topics", "insert user_topics", "select user_topics", "raw SELECT u.id, u.settings,"]);
+    const follows = ["select user_topics", "insert user_topics", "select user_topics"];
+    // The sender starts the topic and follows it (their own automatic policy), then Olive follows it.
+    assert.deepEqual(statements.slice(statements.indexOf("raw SELECT u.id, u.settings,") + 1), [...durable(), ...follows, ...follows]);
   });
 });

@@ -42,6 +42,7 @@ import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
 import { markdownContextFor } from "../queries/markdown-context.ts";
 import type { MarkdownContext } from "../markdown/render.ts";
 import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type ApiSubmessage, type MessageLookups } from "../queries/messages.ts";
+import { notificationRecipientFacts } from "../queries/notification-recipients.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import { usersSharingAConversation } from "../queries/users.ts";
 import type { Services } from "../services.ts";
@@ -51,9 +52,9 @@ import { preparedQuery } from "../storage/compiled.ts";
 import { actorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { enqueueLinkPreviews, linkPreviewsOn } from "./link-previews.ts";
-import { PUSH_MESSAGE_JOB, type MissedMessageCheckJob, type PushMessageJob } from "../jobs/names.ts";
-import { recordMissedMessageEmails } from "./missed-message-emails.ts";
-import { enqueueJob } from "../jobs/queue.ts";
+import { PUSH_MESSAGE_JOB, type PushMessageJob } from "../jobs/names.ts";
+import { missedMessageEmailsOwed, owedEmailArrays, withOwedEmailWrites, writeMissedMessageEmails, type OwedEmail, type OwedEmailArrays } from "./missed-message-emails.ts";
+import { enqueueJob, wakeAfterCommit } from "../jobs/queue.ts";
 import { pushCandidates, pushMessageOf } from "../domain/push.ts";
 import { notificationCandidates } from "../domain/notifications.ts";
 import { enqueueOutgoingWebhooks } from "./outgoing-webhooks.ts";
@@ -136,32 +137,45 @@ const topicPolicy = preparedQuery((db, a: { userId: number; channelId: number; t
   db.selectFrom("user_topics").select("visibility_policy").where("user_id", "=", a.userId).where("channel_id", "=", a.channelId).where("topic_key", "=", a.topicKey),
 );
 type NewMessage = Omit<Insertable<MessageTable>, "id" | "has_attachment" | "has_image" | "has_link"> & { has_attachment: boolean; has_image: boolean; has_link: boolean };
-const insertMessage = preparedQuery((db, a: Required<NewMessage>) =>
-  db
-    .insertInto("messages")
-    .values({
-      realm_id: a.realm_id,
-      sender_id: a.sender_id,
-      recipient_id: a.recipient_id,
-      channel_id: a.channel_id,
-      topic: a.topic,
-      topic_key: a.topic_key,
-      content: a.content,
-      rendered_content: a.rendered_content,
-      date_sent: a.date_sent,
-      sending_client: a.sending_client,
-      last_edit_time: a.last_edit_time,
-      last_moved_time: a.last_moved_time,
-      edit_history: a.edit_history,
-      has_attachment: a.has_attachment,
-      has_image: a.has_image,
-      has_link: a.has_link,
-    })
-    .returning("id"),
-);
-const insertFlagRowsPostgres = preparedQuery(
-  (_db, a: { messageId: number; userIds: number[]; flags: number[] }) =>
-    sql<never>`INSERT INTO user_messages (user_id, message_id, flags) SELECT u, ${a.messageId}, f FROM unnest(${a.userIds}::integer[], ${a.flags}::integer[]) AS t(u, f)`,
+/** A new message's row, as both databases' inserts write it. */
+const messageValues = (a: Required<NewMessage>): Required<NewMessage> => ({
+  realm_id: a.realm_id,
+  sender_id: a.sender_id,
+  recipient_id: a.recipient_id,
+  channel_id: a.channel_id,
+  topic: a.topic,
+  topic_key: a.topic_key,
+  content: a.content,
+  rendered_content: a.rendered_content,
+  date_sent: a.date_sent,
+  sending_client: a.sending_client,
+  last_edit_time: a.last_edit_time,
+  last_moved_time: a.last_moved_time,
+  edit_history: a.edit_history,
+  has_attachment: a.has_attachment,
+  has_image: a.has_image,
+  has_link: a.has_link,
+});
+const insertMessageSqlite = preparedQuery((db, a: Required<NewMessage>) => db.insertInto("messages").values(messageValues(a)).returning("id"));
+// PostgreSQL: the message, its flags rows and the emails it owes in one statement (one round trip while
+// the organization's lock is held). The flags rows' foreign-key checks run at the statement's end, when
+// the message is there; with no email owed, the email parts read and write nothing.
+const insertMessageWithFlagsPostgres = preparedQuery((db, a: Required<NewMessage> & { userIds: number[]; flags: number[] } & OwedEmailArrays) =>
+  withOwedEmailWrites(
+    db
+      .with("m", (qc) => qc.insertInto("messages").values(messageValues(a)).returning("id"))
+      .with("f", (qc) =>
+        qc
+          .insertInto("user_messages")
+          .columns(["user_id", "message_id", "flags"])
+          .expression(sql`SELECT t.u, m.id, t.f FROM m, unnest(${a.userIds}::integer[], ${a.flags}::integer[]) AS t(u, f)`)
+          .returning("message_id"),
+      ),
+    sql<number>`(SELECT id FROM m)`,
+    a,
+  )
+    .selectFrom("m")
+    .select(["m.id", (eb) => eb.selectFrom("email_jobs").select((e) => e.fn.countAll<number>().as("n")).as("email_jobs")]),
 );
 const insertFlagRowsSqlite = preparedQuery(
   (_db, a: { messageId: number; rows: string }) =>
@@ -414,7 +428,8 @@ async function isTopicInitiation(db: Db, actor: Actor, channel: Channel, topicKe
 
 export async function sendMessage(services: Services, realm: Realm, sender: User, request: SendRequest): Promise<SendResult> {
   const prepared = await checkMessage(services, services.storage.db, realm, sender, request);
-  return inRealmTransaction(services, realm.id, (trx, pending) => writeMessage(services, trx, pending, realm, sender, request, prepared));
+  const notices = await noticesOf(services, services.storage.db, sender, prepared);
+  return inRealmTransaction(services, realm.id, (trx, pending) => writeMessage(services, trx, pending, realm, sender, request, prepared, notices));
 }
 
 /**
@@ -424,7 +439,7 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
  */
 export async function sendMessageInTransaction(services: Services, trx: Trx, pending: PendingEvents, realm: Realm, sender: User, request: SendRequest): Promise<SendResult> {
   const prepared = await checkMessage(services, trx, realm, sender, request);
-  return writeMessage(services, trx, pending, realm, sender, request, prepared);
+  return writeMessage(services, trx, pending, realm, sender, request, prepared, await noticesOf(services, trx, sender, prepared));
 }
 
 export type CheckedMessage = Awaited<ReturnType<typeof checkMessage>>;
@@ -561,31 +576,104 @@ async function mentionedOutgoingBots(
 }
 
 /**
- * One flags row per recipient, in one statement whatever the channel's size: the user IDs and
- * flags travel as two arrays (PostgreSQL) or one JSON text (SQLite) rather than three bound values
- * a row, which passed SQLite's 32,766-variable limit at about 10,900 subscribers (PostgreSQL's
- * 65,535 at 21,800) and made a statement text of its own for every channel size.
+ * The message's row, one flags row per recipient, and the missed-message emails it owes (decided
+ * and recorded with the message, as Zulip's Tornado decides on the message event, so no later
+ * transaction is paid per send); its ID.
+ *
+ * The flags rows are one statement whatever the channel's size: the user IDs and flags travel as two
+ * arrays (PostgreSQL) or one JSON text (SQLite) rather than three bound values a row, which passed
+ * SQLite's 32,766-variable limit at about 10,900 subscribers (PostgreSQL's 65,535 at 21,800) and
+ * made a statement text of its own for every channel size. On PostgreSQL all of it is the message's
+ * own statement: one round trip while the organization's lock is held.
  */
-async function insertFlagRows(trx: Trx, dialect: Dialect, messageId: number, flagsByUser: ReadonlyMap<number, number>): Promise<void> {
-  if (dialect === "postgres") {
-    const userIds = [...flagsByUser.keys()];
-    const flags = [...flagsByUser.values()];
-    await insertFlagRowsPostgres.execute(trx, { messageId, userIds, flags });
-    return;
+async function insertMessage(
+  services: Services,
+  trx: Trx,
+  pending: PendingEvents,
+  newRow: Required<NewMessage>,
+  flagsByUser: ReadonlyMap<number, number>,
+  owedEmails: readonly OwedEmail[],
+): Promise<number> {
+  if (services.storage.dialect === "postgres") {
+    const row = (await insertMessageWithFlagsPostgres.executeTakeFirst(trx, {
+      ...newRow,
+      userIds: [...flagsByUser.keys()],
+      flags: [...flagsByUser.values()],
+      ...owedEmailArrays(owedEmails, services.nowMs()),
+    }))!;
+    if (Number(row.email_jobs) > 0) wakeAfterCommit(pending, services);
+    return row.id;
   }
-  const rows = JSON.stringify([...flagsByUser]);
-  await insertFlagRowsSqlite.execute(trx, { messageId, rows });
+  const { id } = (await insertMessageSqlite.executeTakeFirst(trx, newRow))!;
+  if (flagsByUser.size > 0) await insertFlagRowsSqlite.execute(trx, { messageId: id, rows: JSON.stringify([...flagsByUser]) });
+  await writeMissedMessageEmails(services, trx, pending, id, owedEmails);
+  return id;
+}
+
+/** Who a message notifies and how, read before the organization's lock (as Zulip reads them before its transaction). */
+interface SendNotices {
+  flagsByUser: Map<number, number>;
+  flags: Record<number, string[]>;
+  /** Mentioned people whose settings make them follow the topic now (it is neither followed nor muted by them). */
+  followers: number[];
+  /** The missed-message emails owed (recorded with the message). */
+  owedEmails: OwedEmail[];
+}
+
+/**
+ * One statement: the settings and topic policy of the mentioned (automatic follow), and of everyone
+ * who may be owed a missed-message email, the topic's listeners among them, with their presence and
+ * subscription. Read before this message makes mentioned people follow the topic: as in Zulip, that
+ * counts from the next message on. Outside the lock, because every round trip inside it lengthens
+ * every concurrent send's wait; what a send writes from them is written right either way (the follow
+ * reads the topic again inside, an email joins the batch it finds there).
+ */
+async function noticesOf(services: Services, db: Db, sender: User, prepared: CheckedMessage): Promise<SendNotices> {
+  const { conversation, topicKey, mentioned, groupMentioned, recipients, flagsOf } = prepared;
+  const { channel } = conversation;
+  const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
+  const flags: Record<number, string[]> = {};
+  for (const [userId, bits] of flagsByUser) flags[userId] = flagNames(bits);
+  const flagList = Object.entries(flags).map(([id, names]): [number, string[]] => [Number(id), names]);
+  const mentionedHumans = channel ? recipients.filter((u) => u.id !== sender.id && !u.is_bot && (mentioned.has(u.id) || groupMentioned.has(u.id))).map((u) => u.id) : [];
+  const facts = await notificationRecipientFacts(
+    services.storage,
+    db,
+    [...new Set([...mentionedHumans, ...Object.keys(notificationCandidates(sender.id, channel === null, flagList)).map(Number)])],
+    channel && { channelId: channel.id, topicKey },
+    { withListeners: true },
+  );
+  // Zulip's automatically_follow_topics_where_mentioned: mentioned people follow the topic, unless they muted it.
+  const followers = mentionedHumans
+    .filter((id) => {
+      const f = facts.get(id)!;
+      return parseUserSettings(f.settings).automatically_follow_topics_where_mentioned && f.topicPolicy !== VisibilityPolicy.FOLLOWED && f.topicPolicy !== VisibilityPolicy.MUTED;
+    })
+    .sort((a, b) => a - b);
+  const listeners = [...facts].filter(([, f]) => f.listening).map(([id]) => id);
+  const candidates = notificationCandidates(sender.id, channel === null, flagList, new Set(listeners));
+  const owedEmails =
+    Object.keys(candidates).length === 0 ? [] : await missedMessageEmailsOwed(services, { channel: channel ? { id: channel.id, topic_key: topicKey, listeners } : null, candidates }, facts);
+  return { flagsByUser, flags, followers, owedEmails };
 }
 
 /** Writes a prepared message, its flags rows and links, and queues its events. */
-async function writeMessage(services: Services, trx: Trx, pending: PendingEvents, realm: Realm, sender: User, request: SendRequest, prepared: CheckedMessage): Promise<SendResult> {
-  const { settings, conversation, content, rendered, topicKey, mentioned, groupMentioned, attachments, automaticPolicy, recipients, flagsOf, newRow, widget, serviceBots, linkifiers } = prepared;
+async function writeMessage(
+  services: Services,
+  trx: Trx,
+  pending: PendingEvents,
+  realm: Realm,
+  sender: User,
+  request: SendRequest,
+  prepared: CheckedMessage,
+  notices: SendNotices,
+): Promise<SendResult> {
+  const { settings, conversation, content, rendered, attachments, automaticPolicy, newRow, widget, serviceBots, linkifiers } = prepared;
+  const { flagsByUser, flags, followers, owedEmails } = notices;
   const { channel, topic } = conversation;
   const now = newRow.date_sent;
-  const { id: messageId } = (await insertMessage.executeTakeFirst(trx, newRow))!;
+  const messageId = await insertMessage(services, trx, pending, newRow, flagsByUser, owedEmails);
   await enqueueLinkPreviews(services, trx, pending, realm.id, messageId, content, rendered.linksForPreview);
-  const flagsByUser = new Map(recipients.map((u) => [u.id, flagsOf(u)]));
-  if (flagsByUser.size > 0) await insertFlagRows(trx, services.storage.dialect, messageId, flagsByUser);
   if (attachments.length > 0) await linkAttachments(trx, realm.id, messageId, attachments, pending);
   const submessages: ApiSubmessage[] = [];
   if (widget) {
@@ -601,15 +689,9 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
     await setVisibilityPolicy(trx, pending, realm.id, sender.id, channel.id, topic, automaticPolicy, now);
     automatic = automaticPolicy;
   }
-  // Read before this message makes mentioned people follow the topic: as in Zulip, that counts from the next message on.
-  const listeners = channel ? await topicListeners(trx, channel.id, topicKey) : new Set<number>();
   if (channel) {
-    // Zulip's automatically_follow_topics_where_mentioned: mentioned people follow the topic.
-    const mentionedHumans = recipients.filter((u) => u.id !== sender.id && !u.is_bot && (mentioned.has(u.id) || groupMentioned.has(u.id))).map((u) => u.id);
-    const settingsRows = mentionedHumans.length === 0 ? [] : await trx.selectFrom("users").select(["id", "settings"]).where("id", "in", mentionedHumans).orderBy("id").execute();
-    for (const user of settingsRows) {
-      if (!parseUserSettings(user.settings).automatically_follow_topics_where_mentioned) continue;
-      await setVisibilityPolicy(trx, pending, realm.id, user.id, channel.id, topic, VisibilityPolicy.FOLLOWED, now, { unlessSet: [VisibilityPolicy.MUTED] });
+    for (const userId of followers) {
+      await setVisibilityPolicy(trx, pending, realm.id, userId, channel.id, topic, VisibilityPolicy.FOLLOWED, now, { unlessSet: [VisibilityPolicy.MUTED] });
     }
   }
 
@@ -640,8 +722,6 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
     }), rendered.html);
   }
   const { flags: _flags, ...eventMessage } = message;
-  const flags: Record<number, string[]> = {};
-  for (const [userId, bits] of flagsByUser) flags[userId] = flagNames(bits);
   if (services.config.pushServiceUrl !== undefined) {
     // Mobile pushes go out from the job queue: committed with the message, decided per recipient by the worker.
     const candidates = pushCandidates(sender.id, channel === null, Object.entries(flags).map(([id, names]) => [Number(id), names]));
@@ -649,13 +729,6 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
       const job: PushMessageJob = { realm_id: realm.id, message: pushMessageOf(eventMessage), candidates };
       await enqueueJob(trx, pending, services, PUSH_MESSAGE_JOB, job);
     }
-  }
-  // Missed-message emails: owed to idle candidates whose settings ask, decided and recorded with the message
-  // (as Zulip's Tornado decides on the message event), so no later transaction is paid per send.
-  const emailCandidates = notificationCandidates(sender.id, channel === null, Object.entries(flags).map(([id, names]) => [Number(id), names]), listeners);
-  if (Object.keys(emailCandidates).length > 0) {
-    const check: MissedMessageCheckJob = { realm_id: realm.id, message_id: messageId, channel: channel ? { id: channel.id, topic_key: topicKey, listeners: [...listeners] } : null, candidates: emailCandidates };
-    await recordMissedMessageEmails(services, trx, pending, check);
   }
   pending.addMessage(realm.id, { type: "message", message: eventMessage }, [...flagsByUser.keys()], {
     flags,
@@ -666,26 +739,6 @@ async function writeMessage(services: Services, trx: Trx, pending: PendingEvents
   });
   return automatic === undefined ? { id: messageId } : { id: messageId, automatic_new_visibility_policy: automatic };
 }
-
-/**
- * Who hears of every message of a channel topic beyond mentions: its
- * followers, and subscribers with the channel's email_notifications on. One
- * statement per channel message, on two small partial indexes. (Subscribers who inherit a global
- * enable_stream_email_notifications are not found here: that would read every
- * subscriber's settings on every send.)
- */
-async function topicListeners(trx: Trx, channelId: number, topicKey: string): Promise<Set<number>> {
-  const rows = await topicListenerRows.execute(trx, { channelId, topicKey });
-  return new Set(rows.map((r) => Number(r.user_id)));
-}
-
-// Literals in the conditions, so both databases use the partial indexes of migration 0028.
-const topicListenerRows = preparedQuery(
-  (_db, a: { channelId: number; topicKey: string }) => sql<{ user_id: number }>`
-    SELECT user_id FROM user_topics WHERE channel_id = ${a.channelId} AND topic_key = ${a.topicKey} AND visibility_policy = ${sql.lit(VisibilityPolicy.FOLLOWED)}
-    UNION
-    SELECT user_id FROM subscriptions WHERE channel_id = ${a.channelId} AND email_notifications = TRUE AND active = TRUE`,
-);
 
 /**
  * The uploads a message links that it claims (Zulip's do_claim_attachments):

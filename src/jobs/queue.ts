@@ -73,6 +73,11 @@ export async function enqueueJobs(
       })),
     )
     .execute();
+  wakeAfterCommit(pending, waker);
+}
+
+/** After `pending`'s commit, the local runner looks at the queue: for a job inserted by other means than enqueueJobs. */
+export function wakeAfterCommit(pending: EnqueueContext, waker: { jobs?: JobWaker | undefined }): void {
   pending.afterCommit(() => waker.jobs?.wake());
 }
 

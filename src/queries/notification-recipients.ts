@@ -1,6 +1,7 @@
 // What the notification rules (domain/notifications.ts) need to know about a
 // new message's candidates, for mobile push and missed-message emails alike.
 import { sql, type Kysely, type RawBuilder } from "kysely";
+import { VisibilityPolicy } from "../domain/messages.ts";
 import { IDLE_AFTER_SECONDS, isIdle } from "../domain/notifications.ts";
 import type { Services } from "../services.ts";
 import { preparedQuery } from "../storage/compiled.ts";
@@ -20,6 +21,8 @@ export interface NotificationRecipientFacts {
   wildcardOverride: boolean | null;
   emailOverride: boolean | null;
   topicPolicy: number | null;
+  /** Hears of every message of the topic beyond mentions: follows it, or has the channel's email notifications on. */
+  listening: boolean;
 }
 
 interface FactsRow {
@@ -32,41 +35,65 @@ interface FactsRow {
   wildcard_mentions_notify: boolean | null;
   email_notifications: boolean | null;
   visibility_policy: number | null;
+  listening: boolean | number | null;
 }
 
-/** The facts' statement; `idCondition` completes `WHERE u.id …` with the IDs as one bound value. */
-const factsSql = (a: { channelId: number; topicKey: string }, idCondition: RawBuilder<unknown>) => sql<FactsRow>`
-  SELECT u.id, u.settings, u.is_bot, u.is_active, p.last_active_time, s.is_muted, s.wildcard_mentions_notify, s.email_notifications, t.visibility_policy
+type ChannelTopic = { channelId: number; topicKey: string };
+
+// Literals in the conditions, so both databases use the partial indexes of migration 0028.
+const FOLLOWED = sql.lit(VisibilityPolicy.FOLLOWED);
+
+/** The facts' statement; `idCondition` completes `WHERE u.id …`. */
+const factsSql = (a: ChannelTopic, idCondition: RawBuilder<unknown>) => sql<FactsRow>`
+  SELECT u.id, u.settings, u.is_bot, u.is_active, p.last_active_time, s.is_muted, s.wildcard_mentions_notify, s.email_notifications, t.visibility_policy,
+    (t.visibility_policy = ${FOLLOWED} OR (s.email_notifications = TRUE AND s.active = TRUE)) AS listening
   FROM users u
   LEFT JOIN user_presence p ON p.user_id = u.id
   LEFT JOIN subscriptions s ON s.user_id = u.id AND s.channel_id = ${a.channelId}
   LEFT JOIN user_topics t ON t.user_id = u.id AND t.channel_id = ${a.channelId} AND t.topic_key = ${a.topicKey}
   WHERE u.id ${idCondition}`;
 
-// Compiled once (a send runs it for every message with candidates); the user IDs travel as one array
-// (PostgreSQL) or one JSON text (SQLite), so the text is the same for any number of them.
-const factsPostgres = preparedQuery((_db, a: { userIds: number[]; channelId: number; topicKey: string }) => factsSql(a, sql`= ANY(${a.userIds}::integer[])`));
-const factsSqlite = preparedQuery((_db, a: { userIds: string; channelId: number; topicKey: string }) => factsSql(a, sql`IN (SELECT value FROM json_each(${a.userIds}))`));
+/**
+ * The topic's listeners, found on two small partial indexes: its followers, and subscribers with the
+ * channel's email_notifications on. (Subscribers who inherit a global enable_stream_email_notifications
+ * are not found here: that would read every subscriber's settings on every send.)
+ */
+const listenerIds = (a: ChannelTopic) => sql`
+  SELECT user_id FROM user_topics WHERE channel_id = ${a.channelId} AND topic_key = ${a.topicKey} AND visibility_policy = ${FOLLOWED}
+  UNION
+  SELECT user_id FROM subscriptions WHERE channel_id = ${a.channelId} AND email_notifications = TRUE AND active = TRUE`;
+
+// Compiled once (a send runs one for every message); the user IDs travel as one array (PostgreSQL) or
+// one JSON text (SQLite), so the text is the same for any number of them.
+const pgIds = (ids: number[]) => sql`SELECT unnest(${ids}::integer[])`;
+const sqliteIds = (ids: string) => sql`SELECT value FROM json_each(${ids})`;
+const factsPostgres = preparedQuery((_db, a: ChannelTopic & { userIds: number[] }) => factsSql(a, sql`IN (${pgIds(a.userIds)})`));
+const factsSqlite = preparedQuery((_db, a: ChannelTopic & { userIds: string }) => factsSql(a, sql`IN (${sqliteIds(a.userIds)})`));
+const factsAndListenersPostgres = preparedQuery((_db, a: ChannelTopic & { userIds: number[] }) => factsSql(a, sql`IN (${pgIds(a.userIds)} UNION ${listenerIds(a)})`));
+const factsAndListenersSqlite = preparedQuery((_db, a: ChannelTopic & { userIds: string }) => factsSql(a, sql`IN (${sqliteIds(a.userIds)} UNION ${listenerIds(a)})`));
 
 /**
- * Each recipient's settings and presence, and for a channel message their
- * subscription's and topic's settings: one statement.
+ * Each of `userIds`' settings and presence, and for a channel message their
+ * subscription's and topic's settings: one statement. With `withListeners`,
+ * the topic's listeners' too (they may be owed an email for any message), in
+ * the same statement: a send reads them while the organization's lock is held.
  */
 export async function notificationRecipientFacts(
   storage: Pick<Storage, "dialect">,
   db: Db,
   userIds: readonly number[],
-  channel: { channelId: number; topicKey: string } | null,
+  channel: ChannelTopic | null,
+  options: { withListeners?: boolean } = {},
 ): Promise<Map<number, NotificationRecipientFacts>> {
   const facts = new Map<number, NotificationRecipientFacts>();
-  if (userIds.length === 0) return facts;
+  const withListeners = channel !== null && options.withListeners === true;
+  if (userIds.length === 0 && !withListeners) return facts;
   // Direct messages join no subscription or topic: IDs start at 1, so channel 0 matches no row.
-  const channelId = channel?.channelId ?? 0;
-  const topicKey = channel?.topicKey ?? "";
+  const topic = { channelId: channel?.channelId ?? 0, topicKey: channel?.topicKey ?? "" };
   const rows =
     storage.dialect === "postgres"
-      ? await factsPostgres.execute(db, { userIds: [...userIds], channelId, topicKey })
-      : await factsSqlite.execute(db, { userIds: JSON.stringify(userIds), channelId, topicKey });
+      ? await (withListeners ? factsAndListenersPostgres : factsPostgres).execute(db, { ...topic, userIds: [...userIds] })
+      : await (withListeners ? factsAndListenersSqlite : factsSqlite).execute(db, { ...topic, userIds: JSON.stringify(userIds) });
   for (const r of rows) {
     facts.set(r.id, {
       settings: r.settings,
@@ -77,6 +104,7 @@ export async function notificationRecipientFacts(
       wildcardOverride: r.wildcard_mentions_notify,
       emailOverride: r.email_notifications,
       topicPolicy: r.visibility_policy,
+      listening: Boolean(r.listening),
     });
   }
   return facts;

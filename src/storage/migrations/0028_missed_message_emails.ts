@@ -24,7 +24,7 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   // One row per (user, message): a retried decision inserts nothing twice.
   await sql`CREATE UNIQUE INDEX missed_message_emails_user_message ON missed_message_emails (user_id, message_id)`.execute(db);
   await sql`CREATE INDEX missed_message_emails_user_due ON missed_message_emails (user_id, scheduled_at)`.execute(db);
-  // Who hears of every message in a topic beyond mentions (actions/messages.ts topicListeners): the topic's
+  // Who hears of every message in a topic beyond mentions (queries/notification-recipients.ts listenerIds): the topic's
   // followers, and subscribers with the channel's email notifications on; both small sets. The subscriptions
   // index repeats its condition's columns so SQLite's planner prefers it (without statistics) to subscriptions_channel.
   await sql`CREATE INDEX user_topics_followers ON user_topics (channel_id, topic_key) WHERE visibility_policy = 3`.execute(db);
