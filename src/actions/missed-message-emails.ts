@@ -56,7 +56,7 @@ export async function missedMessageEmailsOwed(services: Services, check: EmailCh
       followedTopicEnabled: settings.enable_followed_topic_email_notifications,
       channelEnabled: f.emailOverride ?? settings.enable_stream_email_notifications,
       channelMuted: f.channelMuted,
-      // Following since this very message (it mentioned them, and the facts were read after) does not count for it.
+      // Following since this very message does not count for it (a check an earlier version queued reads the facts after the follow).
       topicPolicy: f.topicPolicy === VisibilityPolicy.FOLLOWED && !listeners.has(userId) ? null : f.topicPolicy,
       wildcardMentionsNotify: f.wildcardOverride ?? settings.wildcard_mentions_notify,
       followedTopicWildcardMentionsNotify: settings.enable_followed_topic_wildcard_mentions_notify,
