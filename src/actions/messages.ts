@@ -46,7 +46,7 @@ import { notificationRecipientFacts } from "../queries/notification-recipients.t
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import { usersSharingAConversation } from "../queries/users.ts";
 import type { Services } from "../services.ts";
-import { inChunks, isStorableId, type Dialect, type Storage } from "../storage/database.ts";
+import { inChunks, isStorableId, type Storage } from "../storage/database.ts";
 import type { Attachment, Channel, Database, MessageTable, Realm, User } from "../storage/schema.ts";
 import { preparedQuery } from "../storage/compiled.ts";
 import { actorFor } from "./actor.ts";
