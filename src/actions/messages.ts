@@ -35,7 +35,6 @@ import { ApiError, badRequest } from "../errors.ts";
 import type { PendingEvents } from "../events/notifier.ts";
 import { renderMarkdown, type RenderedMessage } from "../markdown/render.ts";
 import { alertWordsByUser } from "../queries/alert-words.ts";
-import { mutingUserIds } from "../queries/muted-users.ts";
 import { attachmentObjects, canAccessAttachment, uploadSpaceUsed } from "../queries/attachments.ts";
 import { channelFacts } from "../queries/channels.ts";
 import { compiledLinkifiersFor } from "../queries/linkifiers.ts";
@@ -43,6 +42,7 @@ import { markdownContextFor } from "../queries/markdown-context.ts";
 import type { MarkdownContext } from "../markdown/render.ts";
 import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type ApiSubmessage, type MessageLookups } from "../queries/messages.ts";
 import { notificationRecipientFacts } from "../queries/notification-recipients.ts";
+import { sendFacts, type SendFacts } from "../queries/send-facts.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
 import { usersSharingAConversation } from "../queries/users.ts";
 import type { Services } from "../services.ts";
@@ -129,12 +129,6 @@ const activeSubscribers = preparedQuery((db, a: { channelId: number }) =>
     .where("subscriptions.channel_id", "=", a.channelId)
     .where("subscriptions.active", "=", true)
     .where("users.is_active", "=", true),
-);
-const subscriptionMuted = preparedQuery((db, a: { userId: number; channelId: number }) =>
-  db.selectFrom("subscriptions").select("is_muted").where("user_id", "=", a.userId).where("channel_id", "=", a.channelId),
-);
-const topicPolicy = preparedQuery((db, a: { userId: number; channelId: number; topicKey: string }) =>
-  db.selectFrom("user_topics").select("visibility_policy").where("user_id", "=", a.userId).where("channel_id", "=", a.channelId).where("topic_key", "=", a.topicKey),
 );
 type NewMessage = Omit<Insertable<MessageTable>, "id" | "has_attachment" | "has_image" | "has_link"> & { has_attachment: boolean; has_image: boolean; has_link: boolean };
 /** A new message's row, as both databases' inserts write it. */
@@ -346,7 +340,11 @@ async function checkCanAccessRecipients(db: Db, realmId: number, settings: Reado
 
 /** Users among `userIds` whose alert words the rendered message's visible text contains. */
 export async function alertedUsers(db: Db, userIds: readonly number[], html: string): Promise<Set<number>> {
-  const alertWords = await alertWordsByUser(db, userIds);
+  return alertedBy(await alertWordsByUser(db, userIds), html);
+}
+
+/** The users whose alert words (`alertWords`) the rendered message's visible text contains. */
+function alertedBy(alertWords: ReadonlyMap<number, readonly string[]>, html: string): Set<number> {
   const alerted = new Set<number>();
   if (alertWords.size > 0) {
     const text = visibleText(html);
@@ -398,14 +396,21 @@ export const AutoPolicy = { ON_PARTICIPATION: 1, ON_SEND: 2, ON_INITIATION: 3, N
  * follow (or, in a muted channel, unmute) the topic on sending, or only when
  * starting it. Only ever raises visibility. Returns the new policy, if any.
  */
-async function automaticVisibilityPolicy(db: Db, sender: User, actor: Actor, channel: Channel, topicKey: string, channelMuted: boolean): Promise<number | undefined> {
+async function automaticVisibilityPolicy(
+  db: Db,
+  sender: User,
+  actor: Actor,
+  channel: Channel,
+  topicKey: string,
+  facts: Pick<SendFacts, "senderChannelMuted" | "senderTopicPolicy">,
+): Promise<number | undefined> {
   if (sender.is_bot) return undefined;
   const settings = parseUserSettings(sender.settings);
   const follow = settings.automatically_follow_topics_policy;
   const unmute = settings.automatically_unmute_topics_in_muted_streams_policy;
   if (follow === AutoPolicy.NEVER && unmute === AutoPolicy.NEVER) return undefined;
-  const current = await topicPolicy.executeTakeFirst(db, { userId: sender.id, channelId: channel.id, topicKey });
-  const currentPolicy = current?.visibility_policy ?? VisibilityPolicy.INHERIT;
+  const channelMuted = facts.senderChannelMuted;
+  const currentPolicy = facts.senderTopicPolicy;
   if (currentPolicy === VisibilityPolicy.FOLLOWED) return undefined;
   const onSend = (policy: number) => policy === AutoPolicy.ON_PARTICIPATION || policy === AutoPolicy.ON_SEND;
   let wanted: number | undefined;
@@ -491,16 +496,21 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
         recipientBotIds: conversation.outgoingBotIds ?? [],
       });
 
-  const senderSubscription = channel
-    ? await subscriptionMuted.executeTakeFirst(db, { userId: sender.id, channelId: channel.id })
-    : undefined;
-  const automaticPolicy = channel ? await automaticVisibilityPolicy(db, sender, actor, channel, topicKey, senderSubscription?.is_muted === true) : undefined;
-
+  // The recipients' alert words, who muted the sender, and the sender's own channel mute and topic
+  // policy: one statement.
+  const facts = await sendFacts(
+    services.storage,
+    db,
+    sender.id,
+    conversation.recipients.filter((u) => u.id !== sender.id).map((u) => u.id),
+    channel && { channelId: channel.id, topicKey },
+  );
+  const automaticPolicy = channel ? await automaticVisibilityPolicy(db, sender, actor, channel, topicKey, facts) : undefined;
   // has_alert_word: recipients (not the sender) whose alert words the message's visible text contains.
-  const alerted = await alertedUsers(db, conversation.recipients.filter((u) => u.id !== sender.id).map((u) => u.id), rendered.html);
+  const alerted = alertedBy(facts.alertWords, rendered.html);
   // Recipients who muted the sender get the message already read, mentions included (Zulip's
-  // muted_sender_user_ids): one indexed look-up by sender, whatever the number of recipients.
-  const mutedBy = await mutingUserIds(db, sender.id);
+  // muted_sender_user_ids): found by sender, whatever the number of recipients.
+  const mutedBy = facts.mutedBy;
   const attachments = await claimableAttachments(db, realm.id, actor, rendered.uploadPathIds);
   // has_attachment means the message claims an upload, not merely that it links one.
   const hasAttachment = attachments.length > 0;

@@ -1,9 +1,8 @@
 // Muted users as the API shows them (Zulip's get_user_mutes): one serializer
-// for POST /register's muted_users and the `muted_users` event; and the
-// inverse look-up the send path makes (Zulip's get_muting_users).
+// for POST /register's muted_users and the `muted_users` event. (The send
+// path's inverse look-up, Zulip's get_muting_users, is in send-facts.ts.)
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../storage/schema.ts";
-import { preparedQuery } from "../storage/compiled.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -29,14 +28,3 @@ export async function isMuted(db: Db, userId: number, mutedUserId: number): Prom
   return row !== undefined;
 }
 
-/**
- * Who muted `senderId` (deactivated users included): one indexed look-up
- * however many recipients a message has; the send path keeps the ones that
- * receive the message.
- */
-const mutingUsers = preparedQuery((db, a: { senderId: number }) => db.selectFrom("muted_users").select("user_id").where("muted_user_id", "=", a.senderId));
-
-export async function mutingUserIds(db: Db, senderId: number): Promise<Set<number>> {
-  const rows = await mutingUsers.execute(db, { senderId });
-  return new Set(rows.map((r) => r.user_id));
-}

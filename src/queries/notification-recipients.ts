@@ -4,7 +4,7 @@ import { sql, type Kysely, type RawBuilder } from "kysely";
 import { VisibilityPolicy } from "../domain/messages.ts";
 import { IDLE_AFTER_SECONDS, isIdle } from "../domain/notifications.ts";
 import type { Services } from "../services.ts";
-import { preparedQuery } from "../storage/compiled.ts";
+import { idsFromArray, idsFromJson, preparedQuery } from "../storage/compiled.ts";
 import type { Storage } from "../storage/database.ts";
 import type { Database } from "../storage/schema.ts";
 
@@ -65,12 +65,10 @@ const listenerIds = (a: ChannelTopic) => sql`
 
 // Compiled once (a send runs one for every message); the user IDs travel as one array (PostgreSQL) or
 // one JSON text (SQLite), so the text is the same for any number of them.
-const pgIds = (ids: number[]) => sql`SELECT unnest(${ids}::integer[])`;
-const sqliteIds = (ids: string) => sql`SELECT value FROM json_each(${ids})`;
-const factsPostgres = preparedQuery((_db, a: ChannelTopic & { userIds: number[] }) => factsSql(a, sql`IN (${pgIds(a.userIds)})`));
-const factsSqlite = preparedQuery((_db, a: ChannelTopic & { userIds: string }) => factsSql(a, sql`IN (${sqliteIds(a.userIds)})`));
-const factsAndListenersPostgres = preparedQuery((_db, a: ChannelTopic & { userIds: number[] }) => factsSql(a, sql`IN (${pgIds(a.userIds)} UNION ${listenerIds(a)})`));
-const factsAndListenersSqlite = preparedQuery((_db, a: ChannelTopic & { userIds: string }) => factsSql(a, sql`IN (${sqliteIds(a.userIds)} UNION ${listenerIds(a)})`));
+const factsPostgres = preparedQuery((_db, a: ChannelTopic & { userIds: number[] }) => factsSql(a, sql`IN (${idsFromArray(a.userIds)})`));
+const factsSqlite = preparedQuery((_db, a: ChannelTopic & { userIds: string }) => factsSql(a, sql`IN (${idsFromJson(a.userIds)})`));
+const factsAndListenersPostgres = preparedQuery((_db, a: ChannelTopic & { userIds: number[] }) => factsSql(a, sql`IN (${idsFromArray(a.userIds)} UNION ${listenerIds(a)})`));
+const factsAndListenersSqlite = preparedQuery((_db, a: ChannelTopic & { userIds: string }) => factsSql(a, sql`IN (${idsFromJson(a.userIds)} UNION ${listenerIds(a)})`));
 
 /**
  * Each of `userIds`' settings and presence, and for a channel message their

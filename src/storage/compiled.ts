@@ -7,7 +7,7 @@
 // the kept SQL text. The result still passes through the database's plugins
 // (SQLite's booleans), and the statement keeps its query tree, so it reads
 // the same to anything that inspects executed statements.
-import { createQueryId, type Compilable, type CompiledQuery, type DialectAdapter, type Kysely, type RawBuilder } from "kysely";
+import { createQueryId, sql, type Compilable, type CompiledQuery, type DialectAdapter, type Kysely, type RawBuilder } from "kysely";
 import type { Database } from "./schema.ts";
 
 /** Stands for an argument in a prepared query's tree, until the statement is run. */
@@ -66,3 +66,11 @@ export function preparedQuery<A extends Record<string, unknown>, R>(build: (db: 
     executeTakeFirst: async (db, args) => (await execute(db, args))[0],
   };
 }
+
+/**
+ * A list of IDs as one bound value, for `IN (…)` in a prepared query: its text
+ * stays the same for any number of IDs (and past SQLite's variable limit). An
+ * integer array on PostgreSQL, a JSON array's text on SQLite.
+ */
+export const idsFromArray = (ids: number[]): RawBuilder<unknown> => sql`SELECT unnest(${ids}::integer[])`;
+export const idsFromJson = (ids: string): RawBuilder<unknown> => sql`SELECT value FROM json_each(${ids})`;
