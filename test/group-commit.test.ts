@@ -24,13 +24,18 @@ describe("group commit", () => {
     (await t.services.storage.db.selectFrom("saved_snippets").select("title").where("user_id", "=", userId).orderBy("id").execute()).map((r) => r.title);
 
   /** Inserts a saved snippet for the member and queues an event for them; then fails if asked. */
-  const writeSnippet = (title: string, fail = false) =>
-    inRealmTransaction(t.services, t.realm.id, async (trx, pending) => {
-      await trx.insertInto("saved_snippets").values({ realm_id: t.realm.id, user_id: t.users.member.id, title, content: "x", date_created: 0 }).execute();
-      pending.add(t.realm.id, { type: "test_write", title }, [t.users.member.id]);
-      if (fail) throw new ApiError(400, "BAD_REQUEST", `refused ${title}`);
-      return title;
-    });
+  const writeSnippet = (title: string, fail = false, options: { rerunnable?: boolean } = {}) =>
+    inRealmTransaction(
+      t.services,
+      t.realm.id,
+      async (trx, pending) => {
+        await trx.insertInto("saved_snippets").values({ realm_id: t.realm.id, user_id: t.users.member.id, title, content: "x", date_created: 0 }).execute();
+        pending.add(t.realm.id, { type: "test_write", title }, [t.users.member.id]);
+        if (fail) throw new ApiError(400, "BAD_REQUEST", `refused ${title}`);
+        return title;
+      },
+      options,
+    );
 
   test("writes started together share one transaction; a failing one is undone alone", async () => {
     t.clearEvents();
@@ -59,6 +64,44 @@ describe("group commit", () => {
     // The failed write is rolled back to its savepoint; the COMMIT releases the last one.
     assert.deepEqual(savepoints, ["savepoint parley_write", ...next, "rollback to savepoint parley_write", ...next]);
     assert.deepEqual(await snippetTitles(t.users.member.id).then((titles) => titles.slice(-2)), ["one", "three"]);
+  });
+
+  test("writes that may run again share a batch without savepoints on PostgreSQL; one failing makes the batch run again, each in its savepoint", async () => {
+    const rerunnable = { rerunnable: true };
+    const savepointsOf = (run: { sql: string }[]) => run.map((q) => q.sql).filter((text) => /savepoint/i.test(text));
+    const next = PG_URL ? ["release savepoint parley_write; savepoint parley_write"] : ["release savepoint parley_write", "savepoint parley_write"];
+
+    // None fails: on PostgreSQL no savepoint at all (SQLite's cost no round trip and are kept).
+    t.clearEvents();
+    let before = groupCommitStats(t.services.storage);
+    const quiet = await statementsRun(t.services.storage, () => Promise.all([writeSnippet("r1", false, rerunnable), writeSnippet("r2", false, rerunnable)]));
+    assert.deepEqual(savepointsOf(quiet), PG_URL ? [] : ["savepoint parley_write", ...next]);
+    assert.equal(quiet.filter((q) => /insert into "saved_snippets"/i.test(q.sql)).length, 2, "each write ran once");
+    let after = groupCommitStats(t.services.storage);
+    assert.deepEqual([after.transactions - before.transactions, after.reruns - before.reruns], [1, 0]);
+    assert.deepEqual(t.eventsFor(t.users.member.id, "test_write").map((e) => e.title), ["r1", "r2"]);
+
+    // The middle one fails: on PostgreSQL the batch is rolled back and run again with savepoints; the failed
+    // write is undone alone, and each of the others is kept once, with its event sent once.
+    t.clearEvents();
+    before = groupCommitStats(t.services.storage);
+    let results: PromiseSettledResult<string>[] = [];
+    const failing = await statementsRun(t.services.storage, async () => {
+      results = await Promise.allSettled([writeSnippet("r3", false, rerunnable), writeSnippet("r4", true, rerunnable), writeSnippet("r5", false, rerunnable)]);
+    });
+    after = groupCommitStats(t.services.storage);
+    assert.deepEqual(savepointsOf(failing), ["savepoint parley_write", ...next, "rollback to savepoint parley_write", ...next]);
+    assert.equal(failing.filter((q) => /insert into "saved_snippets"/i.test(q.sql)).length, PG_URL ? 2 + 3 : 3, "on PostgreSQL the two before the failure ran twice");
+    assert.deepEqual([after.transactions - before.transactions, after.reruns - before.reruns], [1, PG_URL ? 1 : 0]);
+    assert.deepEqual(results[0], { status: "fulfilled", value: "r3" });
+    assert.match(((results[1] as PromiseRejectedResult).reason as Error).message, /refused r4/);
+    assert.deepEqual(results[2], { status: "fulfilled", value: "r5" });
+    assert.deepEqual((await snippetTitles(t.users.member.id)).filter((title) => /^r\d$/.test(title)), ["r1", "r2", "r3", "r5"]);
+    assert.deepEqual(t.eventsFor(t.users.member.id, "test_write").map((e) => e.title), ["r3", "r5"]);
+
+    // A batch with a write that may not run again keeps savepoints.
+    const mixed = await statementsRun(t.services.storage, () => Promise.all([writeSnippet("r6", false, rerunnable), writeSnippet("r7")]));
+    assert.deepEqual(savepointsOf(mixed), ["savepoint parley_write", ...next]);
   });
 
   test("events are sent only after the commit", async () => {

@@ -434,7 +434,8 @@ async function isTopicInitiation(db: Db, actor: Actor, channel: Channel, topicKe
 export async function sendMessage(services: Services, realm: Realm, sender: User, request: SendRequest): Promise<SendResult> {
   const prepared = await checkMessage(services, services.storage.db, realm, sender, request);
   const notices = await noticesOf(services, services.storage.db, sender, prepared);
-  return inRealmTransaction(services, realm.id, (trx, pending) => writeMessage(services, trx, pending, realm, sender, request, prepared, notices));
+  // writeMessage acts through the transaction and `pending` alone, so a batch of sends runs without savepoints.
+  return inRealmTransaction(services, realm.id, (trx, pending) => writeMessage(services, trx, pending, realm, sender, request, prepared, notices), { rerunnable: true });
 }
 
 /**

@@ -9,6 +9,12 @@
 // lets concurrent sends go faster than the disk's commit rate without giving
 // up durability: nobody is answered before the commit that holds their write
 // is on disk (on SQLite, once the WAL's fsync after it has finished).
+//
+// On PostgreSQL a savepoint is a round trip while the lock is held, and the
+// batch's round trips bound how fast an organization writes. So a batch of
+// writes that can be run again from the start (the message send) runs them
+// together without savepoints; if one fails, the transaction is rolled back
+// and the batch is run again, each write in its own savepoint.
 import { sql, type Transaction } from "kysely";
 import { PendingEvents } from "../events/notifier.ts";
 import type { Services } from "../services.ts";
@@ -21,9 +27,19 @@ type Body<T> = (trx: Trx, pending: PendingEvents) => Promise<T>;
 
 interface Job {
   body: Body<unknown>;
+  /** Replaced when the batch is run again: an attempt that rolled back sends nothing. */
   pending: PendingEvents;
+  rerunnable: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
+}
+
+export interface RealmTransactionOptions {
+  /**
+   * `body` acts only through `trx` and `pending` (no other state, no I/O of its own), so it may be
+   * run again from the start after an attempt that rolled back.
+   */
+  rerunnable?: boolean;
 }
 
 /** The writes waiting for one organization's next transaction. */
@@ -40,6 +56,8 @@ const MAX_BATCH = 64;
 export interface GroupCommitStats {
   transactions: number;
   writes: number;
+  /** Batches run together without savepoints that a failed write made run again with them. */
+  reruns: number;
 }
 
 interface StorageWrites {
@@ -51,7 +69,7 @@ const writesByStorage = new WeakMap<Storage, StorageWrites>();
 
 function storageWrites(storage: Storage): StorageWrites {
   let writes = writesByStorage.get(storage);
-  if (!writes) writesByStorage.set(storage, (writes = { realms: new Map(), stats: { transactions: 0, writes: 0 } }));
+  if (!writes) writesByStorage.set(storage, (writes = { realms: new Map(), stats: { transactions: 0, writes: 0, reruns: 0 } }));
   return writes;
 }
 
@@ -74,13 +92,13 @@ function realmWrites(storage: Storage, realmId: number): RealmWrites {
  * for it.
  *
  * `body` may share its transaction with other writes to the organization: if
- * it throws, only its own writes are undone (a savepoint) and only its caller
- * sees the error.
+ * it throws, only its own writes are undone (a savepoint, or the batch run
+ * again without it) and only its caller sees the error.
  */
-export function inRealmTransaction<T>(services: Services, realmId: number, body: Body<T>): Promise<T> {
+export function inRealmTransaction<T>(services: Services, realmId: number, body: Body<T>, options: RealmTransactionOptions = {}): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const writes = realmWrites(services.storage, realmId);
-    writes.waiting.push({ body, pending: new PendingEvents(), resolve: resolve as (value: unknown) => void, reject });
+    writes.waiting.push({ body, pending: new PendingEvents(), rerunnable: options.rerunnable === true, resolve: resolve as (value: unknown) => void, reject });
     if (!writes.busy) {
       writes.busy = true;
       // Let the other requests read in this turn reach their writes first.
@@ -99,23 +117,54 @@ async function runBatches(services: Services, realmId: number, writes: RealmWrit
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/** Thrown inside a batch run together when one of its writes failed: rolls the transaction back. */
+class RunApart extends Error {}
+
+/**
+ * Runs the batch's writes in one transaction: each in its own savepoint, or, when `together`, one
+ * after another without (a write that fails then throws RunApart).
+ */
+function runTransaction(services: Services, realmId: number, jobs: Job[], together: boolean): Promise<Outcome[]> {
+  return services.storage.db.transaction().execute(async (trx) => {
+    await lockRealm(trx, services.storage.dialect, realmId);
+    // On its own, a write needs no savepoint: its error rolls back the whole transaction.
+    if (jobs.length === 1) return [{ ok: true, value: await jobs[0]!.body(trx, jobs[0]!.pending) } satisfies Outcome];
+    const results: Outcome[] = [];
+    for (const [i, job] of jobs.entries()) {
+      if (!together) {
+        results.push(await inSavepoint(trx, services.storage.dialect, job, i > 0));
+        continue;
+      }
+      try {
+        results.push({ ok: true, value: await job.body(trx, job.pending) });
+      } catch {
+        throw new RunApart();
+      }
+    }
+    return results;
+  });
+}
+
 async function runBatch(services: Services, realmId: number, jobs: Job[]): Promise<void> {
+  const { stats } = storageWrites(services.storage);
+  // SQLite's savepoints cost no round trip: only PostgreSQL runs batches together.
+  const together = jobs.length > 1 && services.storage.dialect === "postgres" && jobs.every((job) => job.rerunnable);
   let outcomes: Outcome[];
   try {
-    outcomes = await services.storage.db.transaction().execute(async (trx) => {
-      await lockRealm(trx, services.storage.dialect, realmId);
-      // On its own, a write needs no savepoint: its error rolls back the whole transaction.
-      if (jobs.length === 1) return [{ ok: true, value: await jobs[0]!.body(trx, jobs[0]!.pending) } satisfies Outcome];
-      const results: Outcome[] = [];
-      for (const [i, job] of jobs.entries()) results.push(await inSavepoint(trx, services.storage.dialect, job, i > 0));
-      return results;
-    });
+    try {
+      outcomes = await runTransaction(services, realmId, jobs, together);
+    } catch (error) {
+      if (!(error instanceof RunApart)) throw error;
+      // Rolled back: run again, each write in its own savepoint, with what the first attempt queued dropped.
+      stats.reruns += 1;
+      for (const job of jobs) job.pending = new PendingEvents();
+      outcomes = await runTransaction(services, realmId, jobs, false);
+    }
   } catch (error) {
     // Nothing was committed: every write of the batch failed.
     for (const job of jobs) job.reject(error);
     return;
   }
-  const { stats } = storageWrites(services.storage);
   stats.transactions += 1;
   stats.writes += jobs.length;
   const settle = () =>
