@@ -2,7 +2,7 @@
 // itself, in one statement: each round trip to PostgreSQL costs the process
 // and the database a socket write and a wake-up (bench/RESULTS.md), and these
 // four small look-ups were four of them on every message.
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type RawBuilder } from "kysely";
 import { VisibilityPolicy } from "../domain/messages.ts";
 import { idsFromArray, idsFromJson, preparedQuery } from "../storage/compiled.ts";
 import type { Storage } from "../storage/database.ts";
@@ -34,9 +34,11 @@ const MUTED_BY = 2;
 const CHANNEL_MUTED = 3;
 const TOPIC_POLICY = 4;
 
+type Args = { senderId: number; channelId: number; topicKey: string };
+
 // One row per fact, told apart by `kind`; each branch is an indexed look-up of its own. (The first
 // branch names the columns and, on PostgreSQL, their types: hence the typed NULL.)
-const factsSql = (a: { senderId: number; channelId: number; topicKey: string }, recipientIds: ReturnType<typeof idsFromJson>) => sql<Row>`
+const factsSql = (a: Args, recipientIds: RawBuilder<unknown>) => sql<Row>`
   SELECT 1 AS kind, user_id, word, CAST(NULL AS INTEGER) AS value FROM alert_words WHERE user_id IN (${recipientIds})
   UNION ALL
   SELECT 2, user_id, NULL, NULL FROM muted_users WHERE muted_user_id = ${a.senderId}
@@ -45,7 +47,6 @@ const factsSql = (a: { senderId: number; channelId: number; topicKey: string }, 
   UNION ALL
   SELECT 4, NULL, NULL, visibility_policy FROM user_topics WHERE user_id = ${a.senderId} AND channel_id = ${a.channelId} AND topic_key = ${a.topicKey}`;
 
-type Args = { senderId: number; channelId: number; topicKey: string };
 const factsPostgres = preparedQuery((_db, a: Args & { recipientIds: number[] }) => factsSql(a, idsFromArray(a.recipientIds)));
 const factsSqlite = preparedQuery((_db, a: Args & { recipientIds: string }) => factsSql(a, idsFromJson(a.recipientIds)));
 
