@@ -42,6 +42,8 @@ const REVIEWED: Record<string, string[]> = {
   "import/slack-markdown.ts": ["slackNameToCode"],
   // SMTP transports by configured URL.
   "mail.ts": ["transports"],
+  // Whether a statement's SQL text writes realms or users: decided from the text alone.
+  "storage/row-cache.ts": ["verdicts"],
   // Compiled linkifiers, checked against the organization's linkifiers_version (read from the database each request, bumped by any process that changes them).
   "queries/linkifiers.ts": ["caches"],
   // Organizations' presence: each reply first reads the rows numbered after the snapshot (any process writing presence, deactivating or reactivating a user numbers them); read anew after 60 s.

@@ -5,7 +5,7 @@ import { sql } from "kysely";
 import { ApiError, incomingWebhookBotRefused, invalidApiKey, rateLimited, realmDeactivated, userDeactivated, webhookBotSessionRefused } from "../errors.ts";
 import { BotType } from "../domain/roles.ts";
 import { passwordAuthEnabled, parseRealmSettings } from "../domain/realm-settings.ts";
-import { getDefaultRealm, getUserByDeliveryEmail, getUserByLoginEmail } from "../queries/users.ts";
+import { cachedDefaultRealm, cachedUserByLoginEmail, getUserByDeliveryEmail } from "../queries/users.ts";
 import { LOGIN_FAILURES_RULE } from "../rate-limit.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
@@ -18,7 +18,7 @@ export interface Authenticated {
 
 /** The organization a request addresses. One per server for now. */
 export async function realmForRequest(services: Services): Promise<Realm> {
-  const realm = await getDefaultRealm(services.storage.db);
+  const realm = await cachedDefaultRealm(services.storage);
   if (!realm) throw new ApiError(404, "NONEXISTENT_SUBDOMAIN", "Invalid subdomain");
   return realm;
 }
@@ -26,7 +26,7 @@ export async function realmForRequest(services: Services): Promise<Realm> {
 /** Checks an API email and key (from HTTP Basic); the key is compared in constant time. */
 export async function authenticateApiKey(services: Services, email: string, apiKey: string): Promise<Authenticated> {
   const realm = await realmForRequest(services);
-  const user = await getUserByLoginEmail(services.storage.db, realm.id, email.trim());
+  const user = await cachedUserByLoginEmail(services.storage, realm.id, email);
   if (!user || !keysEqual(user.api_key, apiKey.trim())) throw invalidApiKey();
   if (realm.deactivated) throw realmDeactivated();
   if (!user.is_active) throw userDeactivated();

@@ -47,6 +47,7 @@ import { recursiveMemberIds } from "../queries/user-groups.ts";
 import { usersSharingAConversation } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import { inChunks, isStorableId, type Storage } from "../storage/database.ts";
+import { copyRows } from "../storage/row-cache.ts";
 import type { Attachment, Channel, Database, MessageTable, Realm, User } from "../storage/schema.ts";
 import { preparedQuery } from "../storage/compiled.ts";
 import { actorFor } from "./actor.ts";
@@ -130,6 +131,22 @@ const activeSubscribers = preparedQuery((db, a: { channelId: number }) =>
     .where("subscriptions.active", "=", true)
     .where("users.is_active", "=", true),
 );
+// Outside a transaction, the channel and its active subscribers come from the process's row cache
+// (storage/row-cache.ts), dropped by any committed change to channels, subscriptions or users.
+// Inside one they are read: a transaction sees its own writes, and the cache must never hold them.
+function channelWithId(storage: Storage, db: Db, realmId: number, id: number): Promise<Channel | undefined> {
+  const load = () => channelById.executeTakeFirst(db, { realmId, id });
+  return db.isTransaction ? load() : storage.rows.read(`channel ${realmId} ${id}`, ["channels"], load);
+}
+function channelWithNameKey(storage: Storage, db: Db, realmId: number, nameKey: string): Promise<Channel | undefined> {
+  const load = () => channelByNameKey.executeTakeFirst(db, { realmId, nameKey });
+  return db.isTransaction ? load() : storage.rows.read(`channel-name ${realmId} ${nameKey}`, ["channels"], load);
+}
+async function activeSubscribersOf(storage: Storage, db: Db, channelId: number): Promise<RecipientUser[]> {
+  const load = () => activeSubscribers.execute(db, { channelId });
+  if (db.isTransaction) return load();
+  return (await storage.rows.read(`subscribers ${channelId}`, ["subscriptions", "users"], load, copyRows))!;
+}
 type NewMessage = Omit<Insertable<MessageTable>, "id" | "has_attachment" | "has_image" | "has_link"> & { has_attachment: boolean; has_image: boolean; has_link: boolean };
 /** A new message's row, as both databases' inserts write it. */
 const messageValues = (a: Required<NewMessage>): Required<NewMessage> => ({
@@ -222,10 +239,10 @@ async function channelConversation(storage: Storage, db: Db, realm: Realm, setti
   const indicator = request.to === undefined ? sender.default_sending_stream_id! : parseChannelIndicator(request.to);
   let channel: Channel | undefined;
   if (typeof indicator === "number") {
-    channel = isStorableId(indicator) ? await channelById.executeTakeFirst(db, { realmId: realm.id, id: indicator }) : undefined;
+    channel = isStorableId(indicator) ? await channelWithId(storage, db, realm.id, indicator) : undefined;
     if (!channel) throw new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel with ID '${indicator}' does not exist`, { stream_id: indicator });
   } else {
-    channel = await channelByNameKey.executeTakeFirst(db, { realmId: realm.id, nameKey: indicator.trim().toLowerCase() });
+    channel = await channelWithNameKey(storage, db, realm.id, indicator.trim().toLowerCase());
     if (!channel) {
       const name = escapeHtml(indicator);
       throw new ApiError(400, "STREAM_DOES_NOT_EXIST", `Channel '${name}' does not exist`, { stream: name });
@@ -234,7 +251,7 @@ async function channelConversation(storage: Storage, db: Db, realm: Realm, setti
   if (request.topic === undefined) throw badRequest("Missing topic");
   const topic = checkTopic(request.topic, settings.empty_topic_display_name, MAX_TOPIC_LENGTH);
 
-  const subscriberRows = await activeSubscribers.execute(db, { channelId: channel.id });
+  const subscriberRows = await activeSubscribersOf(storage, db, channel.id);
   const subscribed = subscriberRows.some((u) => u.id === sender.id);
   const owner = await botOwnerActor(db, sender);
   const facts = { ...channelFacts(channel), name: channel.name };

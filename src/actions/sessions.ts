@@ -5,7 +5,7 @@
 import crypto from "node:crypto";
 import type { Kysely } from "kysely";
 import { realmDeactivated, sessionRequired, userDeactivated } from "../errors.ts";
-import { getUserById } from "../queries/users.ts";
+import { cachedUserById } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import type { Database } from "../storage/schema.ts";
 import { preparedQuery } from "../storage/compiled.ts";
@@ -71,7 +71,7 @@ export async function authenticateSession(services: Services, token: string | un
   const row = await liveSession.executeTakeFirst(db, { tokenHash: hashToken(token), now: services.now() });
   if (!row) throw sessionRequired();
   const realm = await realmForRequest(services);
-  const user = await getUserById(db, realm.id, row.user_id);
+  const user = await cachedUserById(services.storage, realm.id, row.user_id);
   if (!user) throw sessionRequired();
   if (realm.deactivated) throw realmDeactivated();
   if (!user.is_active) throw userDeactivated();

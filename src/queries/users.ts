@@ -6,7 +6,7 @@ import { avatarUrl as avatarUrlFor, type AvatarFields } from "../domain/avatar.t
 import { Flag } from "../domain/message-flags.ts";
 import { isAdmin, isGuest, isOwner, Role } from "../domain/roles.ts";
 import { seesDeliveryEmail } from "../domain/users.ts";
-import { inChunks, isStorableId, isStorableText } from "../storage/database.ts";
+import { inChunks, isStorableId, isStorableText, type Storage } from "../storage/database.ts";
 import { preparedQuery } from "../storage/compiled.ts";
 import { badRequest } from "../errors.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
@@ -125,6 +125,25 @@ export async function getUserByLoginEmail(db: Kysely<Database>, realmId: number,
     (await getUserByDeliveryEmail(db, realmId, email)) ??
     (await userByEmailKey.executeTakeFirst(db, { realmId, key: email.trim().toLowerCase() }))
   );
+}
+
+// Authentication's look-ups, from the process's row cache (storage/row-cache.ts):
+// a warm request reads neither row. Outside transactions only: a transaction
+// must see its own writes, and the cache must never hold them uncommitted.
+
+/** getDefaultRealm, cached. */
+export function cachedDefaultRealm(storage: Storage): Promise<Realm | undefined> {
+  return storage.rows.read("realm", ["realms"], () => getDefaultRealm(storage.db));
+}
+
+/** getUserByLoginEmail, cached (the key is the address as looked up: trimmed, lowercased). */
+export function cachedUserByLoginEmail(storage: Storage, realmId: number, email: string): Promise<User | undefined> {
+  return storage.rows.read(`user-email ${realmId} ${email.trim().toLowerCase()}`, ["users"], () => getUserByLoginEmail(storage.db, realmId, email));
+}
+
+/** getUserById, cached. */
+export function cachedUserById(storage: Storage, realmId: number, userId: number): Promise<User | undefined> {
+  return storage.rows.read(`user-id ${realmId} ${userId}`, ["users"], () => getUserById(storage.db, realmId, userId));
 }
 
 /** Every user of the organization that GET /users lists: humans and bots, active or not, but not system bots. */

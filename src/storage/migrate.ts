@@ -34,6 +34,7 @@ import * as m0028 from "./migrations/0028_missed_message_emails.ts";
 import * as m0029 from "./migrations/0029_realm_exports.ts";
 import * as m0030 from "./migrations/0030_digest_emails.ts";
 import * as m0031 from "./migrations/0031_user_messages_clustered.ts";
+import * as m0032 from "./migrations/0032_row_change_notifications.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -77,6 +78,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0029_realm_exports": m0029,
   "0030_digest_emails": m0030,
   "0031_user_messages_clustered": m0031,
+  "0032_row_change_notifications": m0032,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {
