@@ -42,7 +42,13 @@
 //          today, which send none): the legacy format (or with slim_presence
 //          the modern one) of everyone seen in 14 days; as `poll`.
 //
-// Usage: npm run bench:presence [-- --users 10000 --duration 30 --parts ping,poll,legacy --poll-rate 2 --poll-duration 10]
+// --warm-auth: before the ping window, each of its users makes one
+// GET /users/me/alert_words (not measured), as a process that has served
+// them for a minute has authenticated them: the steady state of the row
+// cache (src/storage/row-cache.ts). Without it each user's first ping in
+// the window is its first request to this process.
+//
+// Usage: npm run bench:presence [-- --users 10000 --duration 30 --parts ping,poll,legacy --poll-rate 2 --poll-duration 10 --warm-auth]
 //        npm run bench:presence -- --users 50000 --duration 10   (one organization of 50,000 online users)
 //        DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:presence
 // BENCH_SERVER_NODE_ARGS passes node options to the server only (e.g.
@@ -75,6 +81,7 @@ const { values } = parseArgs({
     server: { type: "string" },
     "pg-schema": { type: "string" },
     json: { type: "string" },
+    "warm-auth": { type: "boolean", default: false },
   },
 });
 const USERS = Number(values.users);
@@ -379,6 +386,7 @@ try {
 
   if (PARTS.has("ping")) {
     const pingers = take(pingCount);
+    if (values["warm-auth"]) await paced(pid, pingers.length, 500, (i) => request(base, "GET", "/api/v1/users/me/alert_words", pingers[i]!, {}));
     const seqBefore = await sequenceValue();
     const w = await paced(pid, pingers.length, PING_RATE, (i) => ping(pingers[i]!, { ping_only: "true" }));
     const seqAfter = await sequenceValue();
