@@ -455,6 +455,22 @@ describe("several parley serve processes behind HAProxy", { skip: SKIP }, () => 
     assert.deepEqual([realm.op, realm.property, realm.value], ["update", "name", name]);
   });
 
+  test("a change through one process reaches the row caches of the others (PostgreSQL NOTIFY)", async () => {
+    const [p1, p2, p3] = procs as [Proc, Proc, Proc];
+    const nameOn = async (proc: Proc) => ok(await call(direct(proc), carol, "GET", "/users/me"), `GET /users/me on ${proc.name}`).full_name as string;
+    // Each process authenticates carol twice, the second time with her row kept in its cache
+    // (the first look-up opens the process's LISTEN connection; rows are kept once it is up).
+    for (const proc of [p1, p2, p3]) await nameOn(proc);
+    await sleep(300);
+    const old = await nameOn(p2);
+    for (const proc of [p1, p3]) assert.equal(await nameOn(proc), old);
+    const name = `Carol ${crypto.randomBytes(3).toString("hex")}`;
+    ok(await call(direct(p1), owner, "PATCH", `/users/${carol.id}`, { full_name: name }), "PATCH /users/{id} on p1");
+    // The writing process drops its cache before it answers; the others when PostgreSQL tells them.
+    assert.equal(await nameOn(p1), name);
+    for (const proc of [p2, p3]) await waitFor(`carol's new name on ${proc.name}`, async () => ((await nameOn(proc)) === name ? true : undefined), 5000);
+  });
+
   test("rate limits hold across processes: the calls accepted by all of them add up to the limit", async () => {
     // API_LIMIT calls at once, then one more a minute / API_LIMIT later
     // (Zulip's algorithm). Three times the limit, spread over the processes

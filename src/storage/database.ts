@@ -35,7 +35,7 @@ export interface Storage {
   durable(): Promise<void> | undefined;
   /** SQLite on a file: the fsync of its WAL (tests observe and delay it). */
   wal?: WalSync;
-  /** The organization's and the users' rows, kept between requests (row-cache.ts). */
+  /** Rows kept between requests (organization, users, channels and their subscribers), with their invalidation: row-cache.ts. */
   rows: RowCache;
   close(): Promise<void>;
 }
