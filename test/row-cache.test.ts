@@ -289,14 +289,19 @@ describe("a send's channel and subscribers from the cache", () => {
     assertSuccess(await t.api(t.users.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name }], principals: members.map((m) => m.id) }));
     return assertSuccess(await t.api(t.users.owner, "GET", "/get_stream_id", { stream: name })).stream_id;
   }
+  /** A sender and a newcomer, a channel of the sender alone, and a send to it (warm in the row cache). */
+  async function channelOfOne(name: string) {
+    const sender = await freshUser();
+    const newcomer = await freshUser();
+    const channelId = await newChannel(name, [sender]);
+    const send = async () => assertSuccess(await t.api(sender, "POST", "/messages", { type: "stream", to: channelId, topic: "t", content: "hello" })).id as number;
+    await warmRowCache(t.services.storage, send);
+    return { sender, newcomer, send };
+  }
   const received = (user: TestUser, messageId: number) => t.eventsFor(user.id, "message").some((event) => (event as unknown as { message: { id: number } }).message.id === messageId);
 
   test("subscribing, unsubscribing and deactivating a user change the very next send's recipients; a subscriber change keeps authentication's rows", async () => {
-    const sender = await freshUser();
-    const newcomer = await freshUser();
-    const channelId = await newChannel("cached recipients", [sender]);
-    const send = async () => assertSuccess(await t.api(sender, "POST", "/messages", { type: "stream", to: channelId, topic: "t", content: "hello" })).id as number;
-    await warmRowCache(t.services.storage, send);
+    const { sender, newcomer, send } = await channelOfOne("cached recipients");
     const rows = t.services.storage.rows;
     const misses = rows.stats.misses;
     const first = await send();
@@ -338,11 +343,7 @@ describe("a send's channel and subscribers from the cache", () => {
   });
 
   test("another process's subscription reaches this process's next sends", async () => {
-    const sender = await freshUser();
-    const newcomer = await freshUser();
-    const channelId = await newChannel("cached elsewhere", [sender]);
-    const send = async () => assertSuccess(await t.api(sender, "POST", "/messages", { type: "stream", to: channelId, topic: "t", content: "hi" })).id as number;
-    await warmRowCache(t.services.storage, send);
+    const { newcomer, send } = await channelOfOne("cached elsewhere");
     const peer = await t.startPeer();
     try {
       assertSuccess(await peer.api(t.users.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "cached elsewhere" }], principals: [newcomer.id] }));

@@ -153,11 +153,36 @@ export function copyRows<T extends object>(rows: T[]): T[] {
   return rows.map((row) => ({ ...row }));
 }
 
-/** What the wrapped driver tracks per connection. */
-interface Tracked {
-  inTransaction: boolean;
+/** A connection as the wrapped driver hands it out: the driver's own, and what its open transaction wrote. */
+class TrackedConnection implements DatabaseConnection {
+  inTransaction = false;
   /** The cached tables the open transaction wrote. */
-  written: Set<CachedTable>;
+  readonly written = new Set<CachedTable>();
+
+  constructor(
+    readonly inner: DatabaseConnection,
+    private readonly cache: RowCache,
+  ) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.inner.executeQuery<R>(query);
+    for (const table of cachedTablesWritten(query.sql)) {
+      if (this.inTransaction) this.written.add(table);
+      else this.cache.drop(table);
+    }
+    return result;
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize);
+  }
+
+  /** The transaction ended: its writes to cached tables drop their entries if it committed. */
+  ended(committed: boolean): void {
+    if (committed) for (const table of this.written) this.cache.drop(table);
+    this.inTransaction = false;
+    this.written.clear();
+  }
 }
 
 /**
@@ -176,79 +201,44 @@ export function invalidatingDialect(dialect: Dialect, cache: RowCache): Dialect 
 }
 
 function invalidatingDriver(driver: Driver, cache: RowCache): Driver {
-  const tracked = new WeakMap<DatabaseConnection, Tracked>();
-  const wrappers = new WeakMap<DatabaseConnection, DatabaseConnection>();
-  const stateOf = (connection: DatabaseConnection): Tracked => {
-    let state = tracked.get(connection);
-    if (!state) {
-      state = { inTransaction: false, written: new Set() };
-      tracked.set(connection, state);
-    }
-    return state;
-  };
-  const wrap = (inner: DatabaseConnection): DatabaseConnection => {
-    let wrapper = wrappers.get(inner);
-    if (!wrapper) {
-      const state = stateOf(inner);
-      wrapper = {
-        async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-          const result = await inner.executeQuery<R>(query);
-          for (const table of cachedTablesWritten(query.sql)) {
-            if (state.inTransaction) state.written.add(table);
-            else cache.drop(table);
-          }
-          return result;
-        },
-        streamQuery: <R>(query: CompiledQuery, chunkSize?: number) => inner.streamQuery<R>(query, chunkSize),
-      };
-      wrappers.set(inner, wrapper);
-      tracked.set(wrapper, state);
-    }
-    return wrapper;
-  };
-  const innerOf = new WeakMap<DatabaseConnection, DatabaseConnection>();
-  const unwrap = (connection: DatabaseConnection): DatabaseConnection => innerOf.get(connection) ?? connection;
-  const ended = (connection: DatabaseConnection, committed: boolean): void => {
-    const state = stateOf(connection);
-    if (committed) for (const table of state.written) cache.drop(table);
-    state.inTransaction = false;
-    state.written.clear();
-  };
+  // Both of Kysely's drivers hand out the same connection object for the same underlying connection.
+  const tracked = new WeakMap<DatabaseConnection, TrackedConnection>();
+  const inner = (connection: DatabaseConnection) => (connection as TrackedConnection).inner;
   const result: Driver = {
     init: () => driver.init(),
     async acquireConnection() {
-      const inner = await driver.acquireConnection();
-      const wrapper = wrap(inner);
-      innerOf.set(wrapper, inner);
+      const connection = await driver.acquireConnection();
+      let wrapper = tracked.get(connection);
+      if (!wrapper) tracked.set(connection, (wrapper = new TrackedConnection(connection, cache)));
       return wrapper;
     },
     async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {
-      await driver.beginTransaction(unwrap(connection), settings);
-      const state = stateOf(connection);
-      state.inTransaction = true;
-      state.written.clear();
+      await driver.beginTransaction(inner(connection), settings);
+      const wrapper = connection as TrackedConnection;
+      wrapper.written.clear();
+      wrapper.inTransaction = true;
     },
     async commitTransaction(connection: DatabaseConnection) {
       try {
-        await driver.commitTransaction(unwrap(connection));
+        await driver.commitTransaction(inner(connection));
       } finally {
         // A COMMIT that failed may still have committed (the connection broke after): drop either way.
-        ended(connection, true);
+        (connection as TrackedConnection).ended(true);
       }
     },
     async rollbackTransaction(connection: DatabaseConnection) {
       try {
-        await driver.rollbackTransaction(unwrap(connection));
+        await driver.rollbackTransaction(inner(connection));
       } finally {
-        ended(connection, false);
+        (connection as TrackedConnection).ended(false);
       }
     },
-    releaseConnection: (connection: DatabaseConnection) => driver.releaseConnection(unwrap(connection)),
+    releaseConnection: (connection: DatabaseConnection) => driver.releaseConnection(inner(connection)),
     destroy: () => driver.destroy(),
   };
   // Savepoints run through the connection's executeQuery on both of Kysely's drivers; pass them on as they are.
-  if (driver.savepoint) result.savepoint = (connection, name, compile) => driver.savepoint!(unwrap(connection), name, compile);
-  if (driver.rollbackToSavepoint) result.rollbackToSavepoint = (connection, name, compile) => driver.rollbackToSavepoint!(unwrap(connection), name, compile);
-  if (driver.releaseSavepoint) result.releaseSavepoint = (connection, name, compile) => driver.releaseSavepoint!(unwrap(connection), name, compile);
+  if (driver.savepoint) result.savepoint = (connection, name, compile) => driver.savepoint!(inner(connection), name, compile);
+  if (driver.rollbackToSavepoint) result.rollbackToSavepoint = (connection, name, compile) => driver.rollbackToSavepoint!(inner(connection), name, compile);
+  if (driver.releaseSavepoint) result.releaseSavepoint = (connection, name, compile) => driver.releaseSavepoint!(inner(connection), name, compile);
   return result;
 }
