@@ -46,6 +46,8 @@ describe("which statements drop the cache", () => {
     for (const text of writes) assert.ok(cachedTablesWritten(text).length > 0, text);
     assert.deepEqual(cachedTablesWritten('WITH a AS (UPDATE "channels" SET x = 1) INSERT INTO subscriptions SELECT 1'), ["channels", "subscriptions"]);
     assert.deepEqual(cachedTablesWritten("UPDATE users SET x = 1; UPDATE users SET y = 2"), ["users"]);
+    assert.deepEqual(cachedTablesWritten(db.insertInto("user_group_members").values({ group_id: 1, user_id: 1 }).compile().sql), ["user_group_members"]);
+    assert.deepEqual(cachedTablesWritten(db.deleteFrom("user_group_subgroups").where("subgroup_id", "=", 1).compile().sql), ["user_group_subgroups"]);
     const others = [
       db.selectFrom("users").selectAll().where("id", "=", 1).compile().sql,
       db.selectFrom("realms").select("id").where("id", "=", 1).forUpdate().compile().sql,
@@ -312,8 +314,8 @@ describe("a send's channel and subscribers from the cache", () => {
     const hits = rows.stats.hits;
     const second = await send();
     assert.ok(received(newcomer, second), "the new subscriber missed the next message");
-    // Only the subscribers were read again: the organization, the sender and the channel were hits.
-    assert.equal(rows.stats.hits, hits + 3);
+    // Only the subscribers were read again: the organization, the sender, the sender's groups and the channel were hits.
+    assert.equal(rows.stats.hits, hits + 4);
 
     assertSuccess(await t.api(t.users.owner, "DELETE", "/users/me/subscriptions", { subscriptions: ["cached recipients"], principals: [newcomer.id] }));
     assert.ok(!received(newcomer, await send()), "an unsubscribed user received the next message");
@@ -352,5 +354,64 @@ describe("a send's channel and subscribers from the cache", () => {
     }
     if (DIALECT === "sqlite") assert.ok(received(newcomer, await send()));
     else await eventually(async () => received(newcomer, await send()), "the peer's subscription reached this process");
+  });
+});
+
+describe("the groups a sender is in, from the cache", () => {
+  /** A channel only `posters`' members may post to, a subscribed sender outside it, and a refused send (warm in the row cache). */
+  async function guardedChannel(name: string) {
+    const sender = await freshUser();
+    const posters = assertSuccess(await t.api(t.users.admin, "POST", "/user_groups/create", { name: `${name} posters`, description: "", members: [] })).group_id as number;
+    assertSuccess(await t.api(t.users.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name }], principals: [sender.id], can_send_message_group: posters }));
+    const send = () => t.api(sender, "POST", "/messages", { type: "stream", to: name, topic: "t", content: "hello" });
+    const refused = async () => assertError(await send(), 400, "BAD_REQUEST", "You do not have permission to post in this channel.");
+    await warmRowCache(t.services.storage, refused);
+    return { sender, posters, send, refused };
+  }
+
+  test("joining and leaving a group, directly or through a subgroup, apply to the very next send", async () => {
+    const { sender, posters, send, refused } = await guardedChannel("cached groups");
+    const rows = t.services.storage.rows;
+    const hits = rows.stats.hits;
+    await refused();
+    assert.ok(rows.stats.hits > hits, "a warm send read its sender's groups again");
+
+    assertSuccess(await t.api(t.users.admin, "POST", `/user_groups/${posters}/members`, { add: [sender.id] }));
+    assertSuccess(await send());
+    assertSuccess(await t.api(t.users.admin, "POST", `/user_groups/${posters}/members`, { delete: [sender.id] }));
+    await refused();
+
+    const inner = assertSuccess(await t.api(t.users.admin, "POST", "/user_groups/create", { name: "cached groups inner", description: "", members: [sender.id] })).group_id as number;
+    await refused();
+    assertSuccess(await t.api(t.users.admin, "POST", `/user_groups/${posters}/subgroups`, { add: [inner] }));
+    assertSuccess(await send());
+    assertSuccess(await t.api(t.users.admin, "POST", `/user_groups/${posters}/subgroups`, { delete: [inner] }));
+    await refused();
+  });
+
+  test(`a membership written by another client of the database is seen (${DIALECT === "postgres" ? "migration 0033's triggers" : "PRAGMA data_version"})`, async () => {
+    const { sender, posters, send, refused } = await guardedChannel("cached groups elsewhere");
+    if (DIALECT === "sqlite") {
+      const peer = await t.startPeer();
+      try {
+        await sql`INSERT INTO user_group_members (group_id, user_id) VALUES (${posters}, ${sender.id})`.execute(peer.services.storage.db);
+      } finally {
+        await peer.close();
+      }
+      assertSuccess(await send());
+      return;
+    }
+    const schema = (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(t.services.storage.db)).rows[0]!.schema;
+    const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
+    await client.connect();
+    try {
+      await client.query("INSERT INTO user_group_members (group_id, user_id) VALUES ($1, $2)", [posters, sender.id]);
+      await eventually(async () => (await send()).status === 200, "the new membership reached the server");
+      await client.query("DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2", [posters, sender.id]);
+      await eventually(async () => (await send()).status === 400, "the removed membership reached the server");
+      await refused();
+    } finally {
+      await client.end();
+    }
   });
 });

@@ -110,10 +110,9 @@ describe("POST /messages: statements per send", () => {
     const first = await statementsOf(send);
     const expected = [
       // Authentication's organization and user: from the process's row cache (storage/row-cache.ts), no statement.
-      // May the sender post here (group permission, recursive membership).
-      "raw WITH RECURSIVE member_of(id)",
-      // The channel and its active subscribers: from the row cache too (dropped by any committed change
-      // to channels, subscriptions or users, in any process).
+      // The groups the sender is in (may they post here), the channel and its active subscribers: from the
+      // row cache too (dropped by any committed change to users, the group membership tables, channels or
+      // subscriptions, in any process).
       // The recipients' alert words, who muted the sender, and the sender's own channel mute and topic
       // policy (automatic follow on sending): one statement of four indexed look-ups (queries/send-facts.ts).
       "raw SELECT 1 AS",

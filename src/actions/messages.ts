@@ -44,13 +44,13 @@ import { formatMessage, orderDisplayRecipient, visibleTopicMessages, type ApiSub
 import { notificationRecipientFacts } from "../queries/notification-recipients.ts";
 import { sendFacts, type SendFacts } from "../queries/send-facts.ts";
 import { recursiveMemberIds } from "../queries/user-groups.ts";
-import { usersSharingAConversation } from "../queries/users.ts";
+import { cachedUserById, usersSharingAConversation } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import { inChunks, isStorableId, type Storage } from "../storage/database.ts";
 import { copyRows } from "../storage/row-cache.ts";
 import type { Attachment, Channel, Database, MessageTable, Realm, User } from "../storage/schema.ts";
 import { preparedQuery } from "../storage/compiled.ts";
-import { actorFor } from "./actor.ts";
+import { actorFor, cachedActorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { enqueueLinkPreviews, linkPreviewsOn } from "./link-previews.ts";
 import { PUSH_MESSAGE_JOB, type PushMessageJob } from "../jobs/names.ts";
@@ -227,10 +227,12 @@ export async function recipientIdFor(storage: Storage, db: Db, realmId: number, 
   return row!.id;
 }
 
-async function botOwnerActor(db: Db, sender: User): Promise<Actor | undefined> {
+async function botOwnerActor(storage: Storage, db: Db, sender: User): Promise<Actor | undefined> {
   if (!sender.is_bot || sender.bot_owner_id === null) return undefined;
-  const owner = await db.selectFrom("users").select(["id", "role", "is_active"]).where("id", "=", sender.bot_owner_id).executeTakeFirst();
-  return owner?.is_active ? actorFor(db, owner) : undefined;
+  const owner = db.isTransaction
+    ? await db.selectFrom("users").select(["id", "role", "is_active"]).where("id", "=", sender.bot_owner_id).executeTakeFirst()
+    : await cachedUserById(storage, sender.realm_id, sender.bot_owner_id);
+  return owner?.is_active ? cachedActorFor(storage, owner, db) : undefined;
 }
 
 async function channelConversation(storage: Storage, db: Db, realm: Realm, settings: Readonly<RealmSettings>, sender: User, actor: Actor, request: SendRequest): Promise<Conversation> {
@@ -253,7 +255,7 @@ async function channelConversation(storage: Storage, db: Db, realm: Realm, setti
 
   const subscriberRows = await activeSubscribersOf(storage, db, channel.id);
   const subscribed = subscriberRows.some((u) => u.id === sender.id);
-  const owner = await botOwnerActor(db, sender);
+  const owner = await botOwnerActor(storage, db, sender);
   const facts = { ...channelFacts(channel), name: channel.name };
   // A bot may post wherever its owner may read (Zulip lets bots post to their owner's private channels).
   const ownerSubscribed = owner !== undefined && subscriberRows.some((u) => u.id === owner.id);
@@ -477,7 +479,7 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
     throw badRequest(request.queueId === undefined ? "Missing 'queue_id' argument" : "Missing 'local_id' argument");
   }
   const settings = parseRealmSettings(realm.settings);
-  const actor = await actorFor(db, sender);
+  const actor = await cachedActorFor(services.storage, sender, db);
   const content = normalizeContent(request.content, MAX_MESSAGE_LENGTH);
 
   const conversation =

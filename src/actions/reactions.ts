@@ -11,7 +11,7 @@ import { modifiableMessage, type ModifiableMessage } from "../queries/messages.t
 import { customEmojiFacts } from "../queries/realm-emoji.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
-import { actorFor } from "./actor.ts";
+import { cachedActorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 import { followOnParticipation } from "./user-topics.ts";
 
@@ -79,7 +79,7 @@ async function notifyReaction(
  * been deactivated since). A new reaction must name a valid emoji.
  */
 export async function addReaction(services: Services, realm: Realm, user: User, messageId: number, request: AddReactionRequest): Promise<void> {
-  const actor = await actorFor(services.storage.db, user);
+  const actor = await cachedActorFor(services.storage, user);
   await inRealmTransaction(services, realm.id, async (trx, pending) => {
     const reacted = await modifiableMessage(trx, realm.id, actor, messageId);
     let emojiName = request.emojiName;
@@ -129,7 +129,7 @@ export async function addReaction(services: Services, realm: Realm, user: User, 
  * needs no valid emoji: a deactivated custom emoji's reaction can go.
  */
 export async function removeReaction(services: Services, realm: Realm, user: User, messageId: number, request: RemoveReactionRequest): Promise<void> {
-  const actor = await actorFor(services.storage.db, user);
+  const actor = await cachedActorFor(services.storage, user);
   await inRealmTransaction(services, realm.id, async (trx, pending) => {
     const reacted = await modifiableMessage(trx, realm.id, actor, messageId);
     let emojiCode = request.emojiCode;

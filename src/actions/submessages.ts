@@ -8,7 +8,7 @@ import { messageAudience } from "../queries/message-audience.ts";
 import { modifiableMessage } from "../queries/messages.ts";
 import type { Services } from "../services.ts";
 import type { Realm, User } from "../storage/schema.ts";
-import { actorFor } from "./actor.ts";
+import { cachedActorFor } from "./actor.ts";
 import { inRealmTransaction } from "./transaction.ts";
 import { followOnParticipation } from "./user-topics.ts";
 
@@ -28,7 +28,7 @@ export interface SubmessageRequest {
  * concurrent submessages, as Zulip's row lock on the message does.
  */
 export async function addSubmessage(services: Services, realm: Realm, user: User, request: SubmessageRequest): Promise<void> {
-  const actor = await actorFor(services.storage.db, user);
+  const actor = await cachedActorFor(services.storage, user);
   await inRealmTransaction(services, realm.id, async (trx, pending) => {
     const message = await modifiableMessage(trx, realm.id, actor, request.messageId);
     const messageId = message.row.id;

@@ -13,7 +13,7 @@ import { readableMessage } from "../queries/messages.ts";
 import type { Services } from "../services.ts";
 import { inChunks, isStorableId } from "../storage/database.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
-import { actorFor } from "./actor.ts";
+import { cachedActorFor } from "./actor.ts";
 
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS: larger channels get no typing events. */
 export const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
@@ -59,13 +59,13 @@ export async function sendTypingNotification(services: Services, realm: Realm, s
   if (!senderSettings.send_stream_typing_notifications) throw badRequest("User has disabled typing notifications for channel messages");
   const channel = isStorableId(target.channelId) ? await getChannel(db, realm.id, target.channelId) : undefined;
   if (!channel) throw badRequest("Invalid channel ID");
-  const actor = await actorFor(db, sender);
+  const actor = await cachedActorFor(services.storage, sender);
   const subscribed = (await subscriptionRows(db, [sender.id], [channel.id]))[0]?.active === true;
   // Zulip's access_stream_by_id_for_message: channels one cannot read look unknown, whatever else holds.
   if (channel.is_archived || !hasContentAccess(actor, channelFacts(channel), subscribed)) throw badRequest("Invalid channel ID");
   // A bot may post where its owner may.
   const ownerRow = sender.is_bot && sender.bot_owner_id !== null ? await db.selectFrom("users").select(["id", "role"]).where("id", "=", sender.bot_owner_id).executeTakeFirst() : undefined;
-  const owner = ownerRow ? await actorFor(db, ownerRow) : undefined;
+  const owner = ownerRow ? await cachedActorFor(services.storage, ownerRow) : undefined;
   checkCanPost(actor, { ...channelFacts(channel), name: channel.name }, subscribed, owner);
 
   const userIds = await channelTypingAudience(db, channel.id);
@@ -86,7 +86,7 @@ export async function sendTypingNotification(services: Services, realm: Realm, s
  */
 export async function sendMessageEditTyping(services: Services, realm: Realm, editor: User, messageId: number, op: TypingOp): Promise<void> {
   const db = services.storage.db;
-  const found = await readableMessage(db, realm.id, await actorFor(db, editor), messageId);
+  const found = await readableMessage(db, realm.id, await cachedActorFor(services.storage, editor), messageId);
   if (!found) throw badRequest("Invalid message(s)");
   const message = found.row;
   const channel = message.channel_id === null ? undefined : await getChannel(db, realm.id, message.channel_id);

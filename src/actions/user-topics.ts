@@ -12,7 +12,7 @@ import { badRequest } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { isStorableId } from "../storage/database.ts";
 import type { Channel, Realm, User } from "../storage/schema.ts";
-import { actorFor } from "./actor.ts";
+import { cachedActorFor } from "./actor.ts";
 import { inRealmTransaction, type Trx } from "./transaction.ts";
 
 const POLICIES = new Set<number>(Object.values(VisibilityPolicy));
@@ -99,7 +99,7 @@ async function maySetPolicy(services: Services, user: User, channel: Channel): P
   const db = services.storage.db;
   if (channel.is_archived) return false;
   const subscribed = (await db.selectFrom("subscriptions").select("active").where("user_id", "=", user.id).where("channel_id", "=", channel.id).executeTakeFirst())?.active === true;
-  return hasContentAccess(await actorFor(db, user), channelFacts(channel), subscribed);
+  return hasContentAccess(await cachedActorFor(services.storage, user), channelFacts(channel), subscribed);
 }
 
 /**

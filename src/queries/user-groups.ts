@@ -3,7 +3,7 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { decodeGroupSetting, type GroupFacts, type GroupSettingValue } from "../domain/group-settings.ts";
 import { USER_GROUP_SETTING_NAMES, type UserGroupSettingName } from "../domain/user-groups.ts";
-import { inChunks, isStorableId } from "../storage/database.ts";
+import { inChunks, isStorableId, type Storage } from "../storage/database.ts";
 import type { Database, UserGroup } from "../storage/schema.ts";
 import { preparedQuery } from "../storage/compiled.ts";
 
@@ -25,6 +25,21 @@ const groupsOfUser = preparedQuery(
 export async function groupIdsOfUser(db: Db, userId: number): Promise<Set<number>> {
   const rows = await groupsOfUser.execute(db, { userId });
   return new Set(rows.map((r) => Number(r.id)));
+}
+
+/**
+ * groupIdsOfUser from the process's row cache (storage/row-cache.ts): dropped
+ * by any committed change to users (deactivation) or to either membership
+ * table, in any process. Outside a transaction only: one sees its own writes.
+ */
+export async function cachedGroupIdsOfUser(storage: Storage, userId: number): Promise<Set<number>> {
+  const groups = await storage.rows.read(
+    `groups-of ${userId}`,
+    ["users", "user_group_members", "user_group_subgroups"],
+    () => groupIdsOfUser(storage.db, userId),
+    (ids) => new Set(ids),
+  );
+  return groups!;
 }
 
 /** groupIdsOfUser for many users at once, in chunks: user ID → the groups they are in (empty for deactivated users). */

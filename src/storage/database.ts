@@ -358,8 +358,8 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
 }
 
 /**
- * PostgreSQL: hears other processes' changes to the cached rows. Migration
- * 0032's triggers run pg_notify('parley_rows', '<schema> <table>') in every
+ * PostgreSQL: hears other processes' changes to the cached rows. The
+ * triggers of migrations 0032 and 0033 run pg_notify('parley_rows', '<schema> <table>') in every
  * statement that writes a cached table; the notification arrives when that
  * transaction commits. One connection per process, opened when the cache
  * is first used; while it is down (not yet up, or lost and reconnecting) the

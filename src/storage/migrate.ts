@@ -35,6 +35,7 @@ import * as m0029 from "./migrations/0029_realm_exports.ts";
 import * as m0030 from "./migrations/0030_digest_emails.ts";
 import * as m0031 from "./migrations/0031_user_messages_clustered.ts";
 import * as m0032 from "./migrations/0032_row_change_notifications.ts";
+import * as m0033 from "./migrations/0033_group_membership_notifications.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -79,6 +80,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0030_digest_emails": m0030,
   "0031_user_messages_clustered": m0031,
   "0032_row_change_notifications": m0032,
+  "0033_group_membership_notifications": m0033,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {

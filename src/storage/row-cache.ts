@@ -1,6 +1,7 @@
 // Rows every request reads, kept in the process between requests: the
 // organization and the user its credentials name (authentication, every
-// request), and a channel with its active subscribers (every send to it).
+// request), the groups a user is in (every permission check), and a channel
+// with its active subscribers (every send to it).
 // Each look-up was a statement, and on PostgreSQL a round trip.
 //
 // A cached row must never outlive a committed change to a table it was read
@@ -10,18 +11,19 @@
 //   cached table commits, its entries are dropped before the transaction's
 //   caller goes on (and so before its reply);
 // - another process on PostgreSQL (a second server, a worker, a CLI command,
-//   psql): triggers on the cached tables NOTIFY at commit (migration 0032),
+//   psql): triggers on the cached tables NOTIFY at commit (migrations 0032
+//   and 0033),
 //   and a LISTEN connection drops the table's entries when told. While
 //   that connection is not listening, nothing is kept;
 // - another process on SQLite (a CLI command): PRAGMA data_version, checked
-//   before every look-up, changes when another connection commits; then
-//   everything is dropped.
+//   before the first look-up of each turn of the event loop, changes when
+//   another connection commits; then everything is dropped.
 // A look-up that began before a drop of one of its tables does not store
 // what it read.
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from "kysely";
 
 /** The tables cached rows are read from. */
-export const CACHED_TABLES = ["realms", "users", "channels", "subscriptions"] as const;
+export const CACHED_TABLES = ["realms", "users", "channels", "subscriptions", "user_group_members", "user_group_subgroups"] as const;
 export type CachedTable = (typeof CACHED_TABLES)[number];
 
 // A statement that writes one of them: as Kysely compiles it ("users"), or
