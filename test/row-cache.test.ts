@@ -415,3 +415,34 @@ describe("the groups a sender is in, from the cache", () => {
     }
   });
 });
+
+describe("the users a message mentions, from the cache", () => {
+  test("a warm send reads no mentioned user; renaming or deactivating them applies to the very next send", async () => {
+    const sender = await freshUser();
+    const named = await freshUser();
+    const other = await freshUser();
+    const name = `Cached ${counter - 1}`;
+    assertSuccess(await t.api(t.users.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "cached mentions" }], principals: [sender.id, named.id, other.id] }));
+    const send = async (content: string) => {
+      const id = assertSuccess(await t.api(sender, "POST", "/messages", { type: "stream", to: "cached mentions", topic: "t", content })).id as number;
+      return assertSuccess(await t.api(sender, "GET", `/messages/${id}`)).message.content as string;
+    };
+    const mention = `@**${name}** and @**|${other.id}** hi`;
+    await warmRowCache(t.services.storage, () => send(mention));
+    const post = () => t.api(sender, "POST", "/messages", { type: "stream", to: "cached mentions", topic: "t", content: mention }).then(assertSuccess);
+    const userReads = (await statementsRun(t.services.storage, post)).filter((q) => /"bot_type"/.test(q.sql));
+    assert.deepEqual(userReads.map((q) => q.sql), []);
+    const first = await send(mention);
+    assert.match(first, new RegExp(`data-user-id="${named.id}">@${name}<`));
+    assert.match(first, new RegExp(`data-user-id="${other.id}">@Cached ${counter}<`));
+
+    // The name as written no longer names anyone; the new one does.
+    assertSuccess(await t.api(named, "PATCH", "/settings", { full_name: "Newly Named" }));
+    assert.doesNotMatch(await send(mention), new RegExp(`data-user-id="${named.id}"`));
+    assert.match(await send("@**Newly Named** hi"), new RegExp(`data-user-id="${named.id}">@Newly Named<`));
+
+    // A deactivated user is mentioned by ID no more.
+    assertSuccess(await t.api(t.users.admin, "DELETE", `/users/${other.id}`));
+    assert.doesNotMatch(await send(mention), new RegExp(`data-user-id="${other.id}"`));
+  });
+});

@@ -498,7 +498,7 @@ export async function checkMessage(services: Services, db: Db, realm: Realm, sen
     linkifiers,
     // Notes the links that may get previews; they are made after the commit (actions/link-previews.ts).
     urlEmbedPreview: linkPreviewsOn(services, settings, sender),
-  });
+  }, services.storage.rows);
   const rendered = renderMarkdown(content, markdownContext);
   // @**topic** reaches only the topic's participants (Zulip's topic_participant_user_ids).
   const participants = channel && rendered.topicWildcard ? await topicParticipants(db, channel.id, topicKey, sender.id) : new Set<number>();

@@ -1,11 +1,12 @@
 // The lookups the Markdown renderer needs, loaded for one message: only the
 // users, groups and channels its text names (markdown/render.ts pre-scans);
 // and the rendering of descriptions, which needs the same lookups.
-import type { Kysely, Transaction } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { Config } from "../config.ts";
 import { referencedNames, renderMarkdown, type CompiledLinkifiers, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
 import type { Database } from "../storage/schema.ts";
 import { isStorableId } from "../storage/database.ts";
+import { copyRows, type RowCache } from "../storage/row-cache.ts";
 import { activeRealmEmojiByName } from "./realm-emoji.ts";
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -18,7 +19,44 @@ export interface RenderOptions extends Pick<MarkdownContext, "urlEmbedPreview" |
   linkifiers?: CompiledLinkifiers;
 }
 
-export async function markdownContextFor(db: Db, config: Pick<Config, "externalUrl">, realmId: number, content: string, options: RenderOptions = {}): Promise<MarkdownContext> {
+/** A user a message names, and whether it was found by name (else only by ID). */
+interface NamedUser {
+  by_name: number;
+  id: number;
+  full_name: string;
+  bot_type: number | null;
+}
+
+/**
+ * The active users `names` mention by name (lowercased, and as written:
+ * SQLite's lower() folds only ASCII) or by ID: one statement, each branch on
+ * its own index (an OR of them the planners answer by reading every user).
+ */
+function namedUsers(db: Db, realmId: number, names: { lower: string[]; asWritten: string[]; ids: number[] }): Promise<NamedUser[]> {
+  const active = (byName: number) =>
+    db.selectFrom("users").select([sql.lit(byName).as("by_name"), "id", "full_name", "bot_type"]).where("realm_id", "=", realmId).where("is_active", "=", true);
+  const branches = [
+    ...(names.lower.length > 0 ? [active(1).where((eb) => eb.fn("lower", ["full_name"]), "in", names.lower)] : []),
+    ...(names.asWritten.length > 0 ? [active(1).where("full_name", "in", names.asWritten)] : []),
+    ...(names.ids.length > 0 ? [active(0).where("id", "in", names.ids)] : []),
+  ];
+  if (branches.length === 0) return Promise.resolve([]);
+  return branches.slice(1).reduce((query, branch) => query.unionAll(branch), branches[0]!).execute() as Promise<NamedUser[]>;
+}
+
+/**
+ * `rows`: the process's row cache, for the named users outside a transaction
+ * (a message mentions the same people again and again); dropped by any
+ * committed change to users.
+ */
+export async function markdownContextFor(
+  db: Db,
+  config: Pick<Config, "externalUrl">,
+  realmId: number,
+  content: string,
+  options: RenderOptions = {},
+  rows?: RowCache,
+): Promise<MarkdownContext> {
   const names = referencedNames(content);
   const userNames = [...new Set(names.userNames.map((n) => n.toLowerCase()))];
   const userIds = names.userIds.filter(isStorableId);
@@ -28,15 +66,14 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
   // Custom emoji names are lowercase ASCII (domain/emoji.ts); colons may be shared (":a:b:"), hence the lookahead.
   const emojiNames = content.includes(":") ? [...new Set([...content.matchAll(/:([0-9a-z_-]+)(?=:)/g)].map((m) => m[1]!))] : [];
 
-  const activeUsers = db.selectFrom("users").select(["id", "full_name", "bot_type"]).where("realm_id", "=", realmId).where("is_active", "=", true);
-  const [usersByLowerName, usersByNameAsWritten, usersById, groups, channels, realmEmoji] = await Promise.all([
-    // Two lookups, each on its own index, rather than one OR the planners answer by reading every user.
-    userNames.length === 0 ? [] : activeUsers.where((eb) => eb.fn("lower", ["full_name"]), "in", userNames).execute(),
-    // SQLite's lower() folds only ASCII, so the names as written are matched too.
-    userNames.length === 0 ? [] : activeUsers.where("full_name", "in", names.userNames).execute(),
-    userIds.length === 0
+  const named = { lower: userNames, asWritten: [...new Set(names.userNames)], ids: [...new Set(userIds)] };
+  const loadUsers = () => namedUsers(db, realmId, named);
+  const [users, groups, channels, realmEmoji] = await Promise.all([
+    named.lower.length + named.ids.length === 0
       ? []
-      : db.selectFrom("users").select(["id", "full_name", "bot_type"]).where("realm_id", "=", realmId).where("is_active", "=", true).where("id", "in", userIds).execute(),
+      : rows && !db.isTransaction
+        ? rows.read(`named-users ${realmId} ${JSON.stringify(named)}`, ["users"], loadUsers, copyRows).then((found) => found!)
+        : loadUsers(),
     groupNames.length === 0
       ? []
       : db
@@ -52,7 +89,8 @@ export async function markdownContextFor(db: Db, config: Pick<Config, "externalU
     activeRealmEmojiByName(db, realmId, emojiNames),
   ]);
 
-  const usersByName = [...new Map([...usersByLowerName, ...usersByNameAsWritten].map((u) => [u.id, u])).values()];
+  const usersByName = [...new Map(users.filter((u) => Number(u.by_name) === 1).map((u) => [u.id, u])).values()];
+  const usersById = users.filter((u) => Number(u.by_name) === 0);
   const byName = new Map<string, MentionUser[]>();
   for (const u of usersByName) {
     const key = u.full_name.toLowerCase();
