@@ -117,6 +117,52 @@ describe("group commit", () => {
     assert.equal(t.eventsFor(t.users.member.id, "test_write").length, 1);
   });
 
+  test("PostgreSQL: the next batch begins and waits for the lock while the one before commits; callers are told in commit order", { skip: !PG_URL && "PostgreSQL only" }, async () => {
+    const db = t.services.storage.db;
+    // A COMMIT that takes a second: a check run at commit time that sleeps.
+    await sql`CREATE FUNCTION slow_commit() RETURNS trigger AS $$ BEGIN IF NEW.title = 'slow' THEN PERFORM pg_sleep(1); END IF; RETURN NULL; END $$ LANGUAGE plpgsql`.execute(db);
+    await sql`CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON saved_snippets DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`.execute(db);
+    const pg = (await import("pg")).default;
+    const observer = new pg.Client({ connectionString: PG_URL });
+    await observer.connect();
+    try {
+      t.clearEvents();
+      const told: string[] = [];
+      let slowWritten!: () => void;
+      const slowBodyDone = new Promise<void>((resolve) => (slowWritten = resolve));
+      const slow = inRealmTransaction(t.services, t.realm.id, async (trx, pending) => {
+        await trx.insertInto("saved_snippets").values({ realm_id: t.realm.id, user_id: t.users.member.id, title: "slow", content: "x", date_created: 0 }).execute();
+        pending.add(t.realm.id, { type: "test_write", title: "slow" }, [t.users.member.id]);
+        slowWritten();
+        return "slow";
+      }).then((value) => (told.push(value), value));
+      // Once the slow batch has run its write it commits: a write that comes now is not kept waiting for that.
+      await slowBodyDone;
+      const next = writeSnippet("next").then((value) => (told.push(value), value));
+      // Its transaction is under way, waiting for the organization's row, while the slow COMMIT still runs.
+      const waiting = async () =>
+        (
+          await observer.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%from \"realms\"%for update%'",
+          )
+        ).rows[0].n as number;
+      let seen = 0;
+      for (let polls = 0; polls < 100 && seen === 0 && told.length === 0; polls += 1) {
+        seen = await waiting();
+        if (seen === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.equal(told.length, 0, "the slow commit ended before the next batch was seen waiting");
+      assert.equal(seen, 1, "the next batch was not waiting for the lock during the slow commit");
+      assert.deepEqual(await Promise.all([slow, next]), ["slow", "next"]);
+      assert.deepEqual(told, ["slow", "next"]);
+      assert.deepEqual(t.eventsFor(t.users.member.id, "test_write").map((e) => e.title), ["slow", "next"]);
+    } finally {
+      await observer.end();
+      await sql`DROP TRIGGER slow_commit ON saved_snippets`.execute(db);
+      await sql`DROP FUNCTION slow_commit()`.execute(db);
+    }
+  });
+
   test("a commit that fails fails every write of the batch, and nothing is kept", async () => {
     const db = t.services.storage.db;
     // A check that only runs at commit time, so every statement succeeds and the COMMIT is refused.

@@ -45,8 +45,10 @@ export interface RealmTransactionOptions {
 /** The writes waiting for one organization's next transaction. */
 interface RealmWrites {
   waiting: Job[];
-  /** A batch is scheduled or running; it takes up whatever is waiting when it ends. */
+  /** A batch is scheduled or running (on PostgreSQL, until it has run its writes); the next takes up whatever is waiting then. */
   busy: boolean;
+  /** Settles when the latest batch has told its callers: each batch tells its own after, in commit order. */
+  told: Promise<void>;
 }
 
 /** Bounds how long the organization's lock is held and how much one failed commit takes down. */
@@ -80,7 +82,7 @@ export function groupCommitStats(storage: Storage): Readonly<GroupCommitStats> {
 function realmWrites(storage: Storage, realmId: number): RealmWrites {
   const { realms } = storageWrites(storage);
   let writes = realms.get(realmId);
-  if (!writes) realms.set(realmId, (writes = { waiting: [], busy: false }));
+  if (!writes) realms.set(realmId, (writes = { waiting: [], busy: false, told: Promise.resolve() }));
   return writes;
 }
 
@@ -107,9 +109,22 @@ export function inRealmTransaction<T>(services: Services, realmId: number, body:
   });
 }
 
+// On PostgreSQL the next batch does not wait for the one before to commit: it
+// begins and asks for the organization's lock as soon as the one before has
+// run its writes, so its BEGIN and lock round trips overlap that COMMIT, and
+// PostgreSQL grants it the lock the moment the COMMIT releases it. It takes
+// its writes once it holds the lock: everything that came meanwhile. (SQLite's
+// one connection runs one transaction at a time; its COMMIT is cheap, the
+// fsync after it is already shared: WalSync.)
 async function runBatches(services: Services, realmId: number, writes: RealmWrites): Promise<void> {
+  const overlap = services.storage.dialect === "postgres";
   try {
-    while (writes.waiting.length > 0) await runBatch(services, realmId, writes.waiting.splice(0, MAX_BATCH));
+    while (writes.waiting.length > 0) {
+      let wrote!: () => void;
+      const written = new Promise<void>((resolve) => (wrote = resolve));
+      const done = runBatch(services, realmId, writes, overlap ? wrote : undefined);
+      await (overlap ? Promise.race([written, done]) : done);
+    }
   } finally {
     writes.busy = false;
   }
@@ -121,50 +136,113 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 class RunApart extends Error {}
 
 /**
- * Runs the batch's writes in one transaction: each in its own savepoint, or, when `together`, one
- * after another without (a write that fails then throws RunApart).
+ * A transaction's place in the order callers are told of their writes: the
+ * order in which transactions took the organization's lock, which is the
+ * order they committed in (so events go out in message ID order, even when
+ * batches overlap).
  */
-function runTransaction(services: Services, realmId: number, jobs: Job[], together: boolean): Promise<Outcome[]> {
-  return services.storage.db.transaction().execute(async (trx) => {
-    await lockRealm(trx, services.storage.dialect, realmId);
-    // On its own, a write needs no savepoint: its error rolls back the whole transaction.
-    if (jobs.length === 1) return [{ ok: true, value: await jobs[0]!.body(trx, jobs[0]!.pending) } satisfies Outcome];
-    const results: Outcome[] = [];
-    for (const [i, job] of jobs.entries()) {
-      if (!together) {
-        results.push(await inSavepoint(trx, services.storage.dialect, job, i > 0));
-        continue;
-      }
+class Turn {
+  readonly #previous: Promise<void>;
+  #end!: () => void;
+
+  constructor(writes: RealmWrites) {
+    this.#previous = writes.told;
+    writes.told = new Promise<void>((resolve) => (this.#end = resolve));
+  }
+
+  /** Runs `tell` (nothing, for a transaction that rolled back) once the transactions before have told theirs. */
+  finish(tell?: () => void): void {
+    void this.#previous.then(() => {
       try {
-        results.push({ ok: true, value: await job.body(trx, job.pending) });
-      } catch {
-        throw new RunApart();
+        tell?.();
+      } finally {
+        this.#end();
       }
-    }
-    return results;
-  });
+    });
+  }
 }
 
-async function runBatch(services: Services, realmId: number, jobs: Job[]): Promise<void> {
-  const { stats } = storageWrites(services.storage);
+interface Attempt {
+  jobs: Job[];
+  outcomes: Outcome[];
+  turn: Turn;
+}
+
+/**
+ * Runs a batch of writes in one transaction: each in its own savepoint, or
+ * (`mayRunTogether`, PostgreSQL, every write rerunnable) one after another
+ * without, a write that fails then throwing RunApart. `take` gives the
+ * writes once the organization's lock is held; `written` is called when they
+ * have run, before the COMMIT.
+ */
+async function runTransaction(
+  services: Services,
+  realmId: number,
+  writes: RealmWrites,
+  take: () => Job[],
+  mayRunTogether: boolean,
+  written?: () => void,
+): Promise<Attempt> {
+  let turn: Turn | undefined;
+  try {
+    return await services.storage.db.transaction().execute(async (trx) => {
+      await lockRealm(trx, services.storage.dialect, realmId);
+      turn = new Turn(writes);
+      const jobs = take();
+      try {
+        return { jobs, outcomes: await runWrites(trx, services.storage.dialect, jobs, mayRunTogether), turn };
+      } finally {
+        written?.();
+      }
+    });
+  } catch (error) {
+    turn?.finish();
+    throw error;
+  }
+}
+
+async function runWrites(trx: Trx, dialect: Dialect, jobs: Job[], mayRunTogether: boolean): Promise<Outcome[]> {
+  // On its own, a write needs no savepoint: its error rolls back the whole transaction.
+  if (jobs.length === 1) return [{ ok: true, value: await jobs[0]!.body(trx, jobs[0]!.pending) }];
   // SQLite's savepoints cost no round trip: only PostgreSQL runs batches together.
-  const together = jobs.length > 1 && services.storage.dialect === "postgres" && jobs.every((job) => job.rerunnable);
-  let outcomes: Outcome[];
+  const together = mayRunTogether && dialect === "postgres" && jobs.every((job) => job.rerunnable);
+  const results: Outcome[] = [];
+  for (const [i, job] of jobs.entries()) {
+    if (!together) {
+      results.push(await inSavepoint(trx, dialect, job, i > 0));
+      continue;
+    }
+    try {
+      results.push({ ok: true, value: await job.body(trx, job.pending) });
+    } catch {
+      throw new RunApart();
+    }
+  }
+  return results;
+}
+
+/** Runs the next batch of the organization's waiting writes; `written`: see runTransaction. */
+async function runBatch(services: Services, realmId: number, writes: RealmWrites, written?: () => void): Promise<void> {
+  const { stats } = storageWrites(services.storage);
+  let jobs: Job[] = [];
+  let attempt: Attempt;
   try {
     try {
-      outcomes = await runTransaction(services, realmId, jobs, together);
+      attempt = await runTransaction(services, realmId, writes, () => (jobs = writes.waiting.splice(0, MAX_BATCH)), true, written);
     } catch (error) {
       if (!(error instanceof RunApart)) throw error;
       // Rolled back: run again, each write in its own savepoint, with what the first attempt queued dropped.
       stats.reruns += 1;
       for (const job of jobs) job.pending = new PendingEvents();
-      outcomes = await runTransaction(services, realmId, jobs, false);
+      attempt = await runTransaction(services, realmId, writes, () => jobs, false);
     }
   } catch (error) {
     // Nothing was committed: every write of the batch failed.
+    written?.();
     for (const job of jobs) job.reject(error);
     return;
   }
+  const { outcomes, turn } = attempt;
   stats.transactions += 1;
   stats.writes += jobs.length;
   const settle = () =>
@@ -183,10 +261,11 @@ async function runBatch(services: Services, realmId: number, jobs: Job[]): Promi
   // until the WAL is on disk. Not awaited here: the organization's next batch
   // commits meanwhile and shares the next fsync.
   const durable = services.storage.durable();
-  if (!durable) return settle();
-  durable.then(settle, (error: unknown) => {
-    for (const job of jobs) job.reject(error);
-  });
+  if (!durable) return turn.finish(settle);
+  durable.then(
+    () => turn.finish(settle),
+    (error: unknown) => turn.finish(() => jobs.forEach((job) => job.reject(error))),
+  );
 }
 
 /**
