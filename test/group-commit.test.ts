@@ -163,6 +163,55 @@ describe("group commit", () => {
     }
   });
 
+  test("PostgreSQL: a batch run again stays ahead of a write that came while its first attempt ran", { skip: !PG_URL && "PostgreSQL only" }, async () => {
+    t.clearEvents();
+    let later: Promise<string> | undefined;
+    const told: string[] = [];
+    const tell = (value: string) => (told.push(value), value);
+    const failing = inRealmTransaction(
+      t.services,
+      t.realm.id,
+      async (trx) => {
+        await trx.insertInto("saved_snippets").values({ realm_id: t.realm.id, user_id: t.users.member.id, title: "o2", content: "x", date_created: 0 }).execute();
+        // Arrives while the first attempt runs (which then rolls back), before the rerun.
+        later ??= writeSnippet("o4").then(tell);
+        throw new ApiError(400, "BAD_REQUEST", "refused o2");
+      },
+      { rerunnable: true },
+    );
+    const results = await Promise.allSettled([writeSnippet("o1", false, { rerunnable: true }).then(tell), failing, writeSnippet("o3", false, { rerunnable: true }).then(tell)]);
+    assert.equal(results[1].status, "rejected");
+    await later;
+    // The rerun committed o1 and o3 before o4: lower IDs, told first, events first.
+    assert.deepEqual((await snippetTitles(t.users.member.id)).filter((title) => /^o\d$/.test(title)), ["o1", "o3", "o4"]);
+    assert.deepEqual(told, ["o1", "o3", "o4"]);
+    assert.deepEqual(t.eventsFor(t.users.member.id, "test_write").map((e) => e.title), ["o1", "o3", "o4"]);
+  });
+
+  test("a transaction that cannot begin fails the writes waiting for it, and the next ones go on", { timeout: 10_000 }, async () => {
+    const storage = t.services.storage;
+    const original = storage.db;
+    // BEGIN (or a connection, or the lock) refused: the transaction fails before it takes its writes.
+    storage.db = new Proxy(original, {
+      get: (target, property) =>
+        property === "transaction"
+          ? () => ({ execute: () => new Promise((_resolve, reject) => setImmediate(() => reject(new Error("cannot begin")))) })
+          : Reflect.get(target, property, target),
+    });
+    let results: PromiseSettledResult<string>[];
+    try {
+      results = await Promise.allSettled([writeSnippet("b1"), writeSnippet("b2", false, { rerunnable: true })]);
+    } finally {
+      storage.db = original;
+    }
+    assert.deepEqual(
+      results.map((r) => r.status === "rejected" && (r.reason as Error).message),
+      ["cannot begin", "cannot begin"],
+    );
+    assert.equal(await writeSnippet("b3"), "b3");
+    assert.deepEqual((await snippetTitles(t.users.member.id)).filter((title) => /^b\d$/.test(title)), ["b3"]);
+  });
+
   test("a commit that fails fails every write of the batch, and nothing is kept", async () => {
     const db = t.services.storage.db;
     // A check that only runs at commit time, so every statement succeeds and the COMMIT is refused.

@@ -173,7 +173,8 @@ interface Attempt {
  * (`mayRunTogether`, PostgreSQL, every write rerunnable) one after another
  * without, a write that fails then throwing RunApart. `take` gives the
  * writes once the organization's lock is held; `written` is called when they
- * have run, before the COMMIT.
+ * have run, before the COMMIT (not when they failed: a batch run again must
+ * stay ahead of the next one).
  */
 async function runTransaction(
   services: Services,
@@ -189,11 +190,9 @@ async function runTransaction(
       await lockRealm(trx, services.storage.dialect, realmId);
       turn = new Turn(writes);
       const jobs = take();
-      try {
-        return { jobs, outcomes: await runWrites(trx, services.storage.dialect, jobs, mayRunTogether), turn };
-      } finally {
-        written?.();
-      }
+      const outcomes = await runWrites(trx, services.storage.dialect, jobs, mayRunTogether);
+      written?.();
+      return { jobs, outcomes, turn };
     });
   } catch (error) {
     turn?.finish();
@@ -224,7 +223,7 @@ async function runWrites(trx: Trx, dialect: Dialect, jobs: Job[], mayRunTogether
 /** Runs the next batch of the organization's waiting writes; `written`: see runTransaction. */
 async function runBatch(services: Services, realmId: number, writes: RealmWrites, written?: () => void): Promise<void> {
   const { stats } = storageWrites(services.storage);
-  let jobs: Job[] = [];
+  let jobs: Job[] | undefined;
   let attempt: Attempt;
   try {
     try {
@@ -233,20 +232,24 @@ async function runBatch(services: Services, realmId: number, writes: RealmWrites
       if (!(error instanceof RunApart)) throw error;
       // Rolled back: run again, each write in its own savepoint, with what the first attempt queued dropped.
       stats.reruns += 1;
-      for (const job of jobs) job.pending = new PendingEvents();
-      attempt = await runTransaction(services, realmId, writes, () => jobs, false);
+      for (const job of jobs!) job.pending = new PendingEvents();
+      attempt = await runTransaction(services, realmId, writes, () => jobs!, false, written);
     }
   } catch (error) {
-    // Nothing was committed: every write of the batch failed.
+    // Nothing was committed: every write of the batch failed. If the
+    // transaction failed before it took its writes (BEGIN, a connection, the
+    // lock), they are the ones waiting: they fail too, rather than be retried
+    // at once and forever.
+    jobs ??= writes.waiting.splice(0, MAX_BATCH);
     written?.();
     for (const job of jobs) job.reject(error);
     return;
   }
-  const { outcomes, turn } = attempt;
+  const { jobs: batch, outcomes, turn } = attempt;
   stats.transactions += 1;
-  stats.writes += jobs.length;
+  stats.writes += batch.length;
   const settle = () =>
-    jobs.forEach((job, i) => {
+    batch.forEach((job, i) => {
       const outcome = outcomes[i]!;
       if (!outcome.ok) return job.reject(outcome.error);
       try {
@@ -264,7 +267,7 @@ async function runBatch(services: Services, realmId: number, writes: RealmWrites
   if (!durable) return turn.finish(settle);
   durable.then(
     () => turn.finish(settle),
-    (error: unknown) => turn.finish(() => jobs.forEach((job) => job.reject(error))),
+    (error: unknown) => turn.finish(() => batch.forEach((job) => job.reject(error))),
   );
 }
 
