@@ -1,7 +1,7 @@
 // Rows every request reads, kept in the process between requests: the
 // organization and the user its credentials name (authentication, every
-// request), the groups a user is in (every permission check), and a channel
-// with its active subscribers (every send to it).
+// request), the groups a user is in (every permission check), a channel
+// with its active subscribers, and the users a message names (every send).
 // Each look-up was a statement, and on PostgreSQL a round trip.
 //
 // A cached row must never outlive a committed change to a table it was read
