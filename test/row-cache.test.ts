@@ -419,9 +419,9 @@ describe("the groups a sender is in, from the cache", () => {
 describe("the users a message mentions, from the cache", () => {
   test("a warm send reads no mentioned user; renaming or deactivating them applies to the very next send", async () => {
     const sender = await freshUser();
-    const named = await freshUser();
-    const other = await freshUser();
-    const name = `Cached ${counter - 1}`;
+    const name = "Mention Target";
+    const named = await t.createUser(name);
+    const other = await t.createUser("Mention Other");
     assertSuccess(await t.api(t.users.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "cached mentions" }], principals: [sender.id, named.id, other.id] }));
     const send = async (content: string) => {
       const id = assertSuccess(await t.api(sender, "POST", "/messages", { type: "stream", to: "cached mentions", topic: "t", content })).id as number;
@@ -434,7 +434,7 @@ describe("the users a message mentions, from the cache", () => {
     assert.deepEqual(userReads.map((q) => q.sql), []);
     const first = await send(mention);
     assert.match(first, new RegExp(`data-user-id="${named.id}">@${name}<`));
-    assert.match(first, new RegExp(`data-user-id="${other.id}">@Cached ${counter}<`));
+    assert.match(first, new RegExp(`data-user-id="${other.id}">@Mention Other<`));
 
     // The name as written no longer names anyone; the new one does.
     assertSuccess(await t.api(named, "PATCH", "/settings", { full_name: "Newly Named" }));
