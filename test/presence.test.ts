@@ -687,6 +687,21 @@ describe("batched writes", () => {
     // A stale guard alone writes nothing.
     assert.deepEqual(await writePresence(storage, { userId: c.id, realmId: t.realm.id, expected: { lastConnectedTime: 1, lastActiveTime: null }, times }), false);
   });
+
+  test("reports arriving one by one just after a commit wait for the rest of its window and share the next transaction", async () => {
+    const [a, b, c] = [await newUser("Window A"), await newUser("Window B"), await newUser("Window C")];
+    const times = { lastConnectedTime: clock + 60, lastActiveTime: clock + 60 };
+    const storage = t.services.storage;
+    assert.equal(await writePresence(storage, { userId: a.id, realmId: t.realm.id, expected: undefined, times }), true);
+    // A's batch has just committed: B comes at once, C a turn of the event loop later (at a steady pace each would be alone).
+    const first = writePresence(storage, { userId: b.id, realmId: t.realm.id, expected: undefined, times });
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = writePresence(storage, { userId: c.id, realmId: t.realm.id, expected: undefined, times });
+    assert.deepEqual(await Promise.all([first, second]), [true, true]);
+    const [rowA, rowB, rowC] = await Promise.all([a, b, c].map(async (x) => (await row(x))!));
+    assert.equal(rowB.last_update_id, rowA.last_update_id + 1);
+    assert.equal(rowC.last_update_id, rowB.last_update_id);
+  });
 });
 
 describe("big organizations", () => {
