@@ -699,8 +699,8 @@ describe("batched writes", () => {
     const second = writePresence(storage, { userId: c.id, realmId: t.realm.id, expected: undefined, times });
     assert.deepEqual(await Promise.all([first, second]), [true, true]);
     const [rowA, rowB, rowC] = await Promise.all([a, b, c].map(async (x) => (await row(x))!));
-    assert.equal(rowB.last_update_id, rowA.last_update_id + 1);
-    assert.equal(rowC.last_update_id, rowB.last_update_id);
+    assert.equal(rowB!.last_update_id, rowA!.last_update_id + 1);
+    assert.equal(rowC!.last_update_id, rowB!.last_update_id);
   });
 });
 

@@ -432,6 +432,10 @@ describe("the users a message mentions, from the cache", () => {
     const post = () => t.api(sender, "POST", "/messages", { type: "stream", to: "cached mentions", topic: "t", content: mention }).then(assertSuccess);
     const userReads = (await statementsRun(t.services.storage, post)).filter((q) => /"bot_type"/.test(q.sql));
     assert.deepEqual(userReads.map((q) => q.sql), []);
+    // Entries are per name and per ID: names each seen before, in a new combination, read no user either.
+    await send("@**Mention Other** alone");
+    const combined = () => t.api(sender, "POST", "/messages", { type: "stream", to: "cached mentions", topic: "t", content: `@**Mention Other** @**${name}** and @**|${other.id}**` }).then(assertSuccess);
+    assert.deepEqual((await statementsRun(t.services.storage, combined)).filter((q) => /"bot_type"/.test(q.sql)).map((q) => q.sql), []);
     const first = await send(mention);
     assert.match(first, new RegExp(`data-user-id="${named.id}">@${name}<`));
     assert.match(first, new RegExp(`data-user-id="${other.id}">@Mention Other<`));

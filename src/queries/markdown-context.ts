@@ -1,7 +1,7 @@
 // The lookups the Markdown renderer needs, loaded for one message: only the
 // users, groups and channels its text names (markdown/render.ts pre-scans);
 // and the rendering of descriptions, which needs the same lookups.
-import { sql, type Kysely, type Transaction } from "kysely";
+import { sql, type Kysely, type RawBuilder, type Transaction } from "kysely";
 import type { Config } from "../config.ts";
 import { referencedNames, renderMarkdown, type CompiledLinkifiers, type MarkdownContext, type MentionUser } from "../markdown/render.ts";
 import type { Database } from "../storage/schema.ts";
@@ -19,12 +19,19 @@ export interface RenderOptions extends Pick<MarkdownContext, "urlEmbedPreview" |
   linkifiers?: CompiledLinkifiers;
 }
 
-/** A user a message names, and whether it was found by name (else only by ID). */
+/** A user a message names, and how: by_name 1 (their name lowercased), 2 (as written) or 0 (by ID); `matched` is the name or ID (as text) that found them. */
 interface NamedUser {
   by_name: number;
+  matched: string;
   id: number;
   full_name: string;
   bot_type: number | null;
+}
+
+interface Names {
+  lower: string[];
+  asWritten: string[];
+  ids: number[];
 }
 
 /**
@@ -32,16 +39,50 @@ interface NamedUser {
  * SQLite's lower() folds only ASCII) or by ID: one statement, each branch on
  * its own index (an OR of them the planners answer by reading every user).
  */
-function namedUsers(db: Db, realmId: number, names: { lower: string[]; asWritten: string[]; ids: number[] }): Promise<NamedUser[]> {
-  const active = (byName: number) =>
-    db.selectFrom("users").select([sql.lit(byName).as("by_name"), "id", "full_name", "bot_type"]).where("realm_id", "=", realmId).where("is_active", "=", true);
+function namedUsers(db: Db, realmId: number, names: Names): Promise<NamedUser[]> {
+  const active = (byName: number, matched: RawBuilder<string>) =>
+    db
+      .selectFrom("users")
+      .select([sql.lit(byName).as("by_name"), matched.as("matched"), "id", "full_name", "bot_type"])
+      .where("realm_id", "=", realmId)
+      .where("is_active", "=", true);
   const branches = [
-    ...(names.lower.length > 0 ? [active(1).where((eb) => eb.fn("lower", ["full_name"]), "in", names.lower)] : []),
-    ...(names.asWritten.length > 0 ? [active(1).where("full_name", "in", names.asWritten)] : []),
-    ...(names.ids.length > 0 ? [active(0).where("id", "in", names.ids)] : []),
+    ...(names.lower.length > 0 ? [active(1, sql<string>`lower(full_name)`).where((eb) => eb.fn("lower", ["full_name"]), "in", names.lower)] : []),
+    ...(names.asWritten.length > 0 ? [active(2, sql<string>`full_name`).where("full_name", "in", names.asWritten)] : []),
+    ...(names.ids.length > 0 ? [active(0, sql<string>`CAST(id AS text)`).where("id", "in", names.ids)] : []),
   ];
   if (branches.length === 0) return Promise.resolve([]);
   return branches.slice(1).reduce((query, branch) => query.unionAll(branch), branches[0]!).execute() as Promise<NamedUser[]>;
+}
+
+/**
+ * The same from the row cache, one entry per name and per ID: an
+ * organization's messages name the same people in ever new combinations,
+ * and an entry per combination would fill the cache (which then starts again
+ * empty). Any name or ID not there sends one statement for all of them.
+ */
+async function cachedNamedUsers(rows: RowCache, db: Db, realmId: number, names: Names): Promise<NamedUser[]> {
+  const wanted = [
+    ...names.lower.map((name) => ({ byName: 1, matched: name })),
+    ...names.asWritten.map((name) => ({ byName: 2, matched: name })),
+    ...names.ids.map((id) => ({ byName: 0, matched: String(id) })),
+  ];
+  let all: Promise<Map<string, NamedUser[]>> | undefined;
+  const loadAll = () =>
+    (all ??= namedUsers(db, realmId, names).then((found) => {
+      const byKey = new Map<string, NamedUser[]>();
+      for (const user of found) {
+        const key = `${Number(user.by_name)} ${user.matched}`;
+        byKey.set(key, [...(byKey.get(key) ?? []), user]);
+      }
+      return byKey;
+    }));
+  const parts = await Promise.all(
+    wanted.map(({ byName, matched }) =>
+      rows.read(`named-user ${realmId} ${byName} ${matched}`, ["users"], async () => (await loadAll()).get(`${byName} ${matched}`) ?? [], copyRows),
+    ),
+  );
+  return parts.flatMap((part) => part!);
 }
 
 /**
@@ -67,13 +108,8 @@ export async function markdownContextFor(
   const emojiNames = content.includes(":") ? [...new Set([...content.matchAll(/:([0-9a-z_-]+)(?=:)/g)].map((m) => m[1]!))] : [];
 
   const named = { lower: userNames, asWritten: [...new Set(names.userNames)], ids: [...new Set(userIds)] };
-  const loadUsers = () => namedUsers(db, realmId, named);
   const [users, groups, channels, realmEmoji] = await Promise.all([
-    named.lower.length + named.ids.length === 0
-      ? []
-      : rows && !db.isTransaction
-        ? rows.read(`named-users ${realmId} ${JSON.stringify(named)}`, ["users"], loadUsers, copyRows).then((found) => found!)
-        : loadUsers(),
+    named.lower.length + named.ids.length === 0 ? [] : rows && !db.isTransaction ? cachedNamedUsers(rows, db, realmId, named) : namedUsers(db, realmId, named),
     groupNames.length === 0
       ? []
       : db
@@ -89,7 +125,7 @@ export async function markdownContextFor(
     activeRealmEmojiByName(db, realmId, emojiNames),
   ]);
 
-  const usersByName = [...new Map(users.filter((u) => Number(u.by_name) === 1).map((u) => [u.id, u])).values()];
+  const usersByName = [...new Map(users.filter((u) => Number(u.by_name) !== 0).map((u) => [u.id, u])).values()];
   const usersById = users.filter((u) => Number(u.by_name) === 0);
   const byName = new Map<string, MentionUser[]>();
   for (const u of usersByName) {
