@@ -10,8 +10,9 @@
 // test starts a month after the previous one, so every earlier report is
 // older than the 14 days presence lists cover and every user is offline.
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, test } from "node:test";
-import { writePresence } from "../src/actions/presence-writes.ts";
+import { after, before, beforeEach, describe, mock, test } from "node:test";
+import { applyPresenceWrites, MAX_BATCH, reportPresenceInBatch, type PresenceReportResult } from "../src/actions/presence-writes.ts";
+import type { PresencePlan, PresenceTimes } from "../src/domain/presence.ts";
 import { insertUser } from "../src/actions/users.ts";
 import { Role } from "../src/domain/roles.ts";
 import type { ClientEvent } from "../src/events/notifier.ts";
@@ -662,42 +663,84 @@ describe("the cost of a ping", () => {
   });
 });
 
-describe("batched writes", () => {
-  test("reports arriving together share one transaction and one last_update_id; a user's second report in a batch finds the work done", async () => {
+describe("batched reports", () => {
+  const storage = () => t.services.storage;
+  /** A report that moves the row to `times`, whatever it read. */
+  const moveTo =
+    (times: PresenceTimes) =>
+    (current: PresenceTimes | undefined): PresencePlan =>
+      current === undefined ? { kind: "create", times, becameOnline: true } : { kind: "update", times, becameOnline: false };
+  const stay = (): PresencePlan => ({ kind: "none", becameOnline: false });
+  const inBatch = (user: TestUser, plan: (current: PresenceTimes | undefined) => PresencePlan) => reportPresenceInBatch(storage(), { userId: user.id, realmId: t.realm.id, plan });
+  const timesOf = (r: { last_connected_time: number | null; last_active_time: number | null }): PresenceTimes => ({ lastConnectedTime: r.last_connected_time, lastActiveTime: r.last_active_time });
+
+  test("reports arriving together share one read, one transaction and one last_update_id; a user's second report in a batch finds the work done", async () => {
     const [a, b, c] = [await newUser("Batch A"), await newUser("Batch B"), await newUser("Batch C")];
     await report(a);
     await report(b);
     const [rowA, rowB] = [(await row(a))!, (await row(b))!];
     const times = { lastConnectedTime: clock + 60, lastActiveTime: clock + 60 };
-    const expected = (r: { last_connected_time: number | null; last_active_time: number | null }) => ({ lastConnectedTime: r.last_connected_time, lastActiveTime: r.last_active_time });
-    const storage = t.services.storage;
-    const results = await Promise.all([
-      writePresence(storage, { userId: a.id, realmId: t.realm.id, expected: expected(rowA), times }),
-      writePresence(storage, { userId: b.id, realmId: t.realm.id, expected: expected(rowB), times }),
-      writePresence(storage, { userId: c.id, realmId: t.realm.id, expected: undefined, times }),
-      writePresence(storage, { userId: a.id, realmId: t.realm.id, expected: expected(rowA), times }),
-      // Stale: B's row does not hold these times.
-      writePresence(storage, { userId: b.id, realmId: t.realm.id, expected: { lastConnectedTime: 1, lastActiveTime: 1 }, times }),
-    ]);
-    assert.deepEqual(results, [true, true, true, false, false]);
+    let results: PresenceReportResult[] = [];
+    const run = await statementsRun(storage(), async () => {
+      results = await Promise.all([inBatch(a, moveTo(times)), inBatch(b, moveTo(times)), inBatch(c, moveTo(times)), inBatch(a, moveTo(times)), inBatch(b, stay)]);
+    });
+    assert.deepEqual(
+      results.map((r) => r.written),
+      [true, true, true, false, false],
+    );
+    // Each report saw the row as it was before the batch (C had none), and kept its plan.
+    assert.deepEqual(results.map((r) => r.current), [timesOf(rowA), timesOf(rowB), undefined, timesOf(rowA), timesOf(rowB)]);
+    assert.deepEqual(results.map((r) => r.plan.kind), ["update", "update", "create", "update", "none"]);
+    // One read of the three users' rows, the sequence bump, one INSERT (C) and one UPDATE (A and B).
+    const own = run.filter((query) => !JSON.stringify(query.query).includes('"scheduled_messages"'));
+    assert.equal(own.length, 4);
     const after = await Promise.all([a, b, c].map(async (x) => (await row(x))!));
     assert.deepEqual(new Set(after.map((r) => r.last_update_id)).size, 1);
     assert.equal(after[0]!.last_update_id, Math.max(rowA.last_update_id, rowB.last_update_id) + 1);
     for (const r of after) assert.deepEqual([r.last_connected_time, r.last_active_time], [clock + 60, clock + 60]);
-    // A stale guard alone writes nothing.
-    assert.deepEqual(await writePresence(storage, { userId: c.id, realmId: t.realm.id, expected: { lastConnectedTime: 1, lastActiveTime: null }, times }), false);
+    // Reports that move nothing read and write nothing more.
+    const quiet = await statementsRun(storage(), async () => {
+      assert.deepEqual((await Promise.all([inBatch(a, stay), inBatch(b, stay)])).map((r) => r.written), [false, false]);
+    });
+    assert.equal(quiet.filter((query) => !JSON.stringify(query.query).includes('"scheduled_messages"')).length, 1);
   });
 
-  test("reports arriving one by one just after a commit wait for the rest of its window and share the next transaction", async () => {
+  test("a write is guarded by the times read: a row another writer moved first is left as it is", async () => {
+    const user = await newUser("Guarded");
+    await report(user);
+    const before = (await row(user))!;
+    const times = { lastConnectedTime: clock + 60, lastActiveTime: clock + 60 };
+    const written = await storage()
+      .db.transaction()
+      .execute((trx) => applyPresenceWrites(trx, t.realm.id, [{ userId: user.id, realmId: t.realm.id, expected: { lastConnectedTime: 1, lastActiveTime: null }, times }]));
+    assert.equal(written.size, 0);
+    assert.deepEqual(await row(user), before);
+  });
+
+  test("a whole batch waiting goes at once, without waiting for its window's end", async () => {
+    const user = await newUser("Burst");
+    await inBatch(user, stay);
+    // Its batch has ended (the writer is idle) and the window after it is open: no timer is let fire from here on.
+    await new Promise((resolve) => setImmediate(resolve));
+    mock.timers.enable({ apis: ["setTimeout"] });
+    try {
+      const burst = Array.from({ length: MAX_BATCH + 1 }, () => inBatch(user, stay));
+      // The first MAX_BATCH go at once; the one left over has waited its window already and follows them.
+      assert.equal((await Promise.all(burst)).length, MAX_BATCH + 1);
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
+  test("reports arriving one by one just after a batch wait for the rest of its window and share the next transaction", async () => {
     const [a, b, c] = [await newUser("Window A"), await newUser("Window B"), await newUser("Window C")];
     const times = { lastConnectedTime: clock + 60, lastActiveTime: clock + 60 };
-    const storage = t.services.storage;
-    assert.equal(await writePresence(storage, { userId: a.id, realmId: t.realm.id, expected: undefined, times }), true);
+    assert.equal((await inBatch(a, moveTo(times))).written, true);
     // A's batch has just committed: B comes at once, C a turn of the event loop later (at a steady pace each would be alone).
-    const first = writePresence(storage, { userId: b.id, realmId: t.realm.id, expected: undefined, times });
+    const first = inBatch(b, moveTo(times));
     await new Promise((resolve) => setImmediate(resolve));
-    const second = writePresence(storage, { userId: c.id, realmId: t.realm.id, expected: undefined, times });
-    assert.deepEqual(await Promise.all([first, second]), [true, true]);
+    const second = inBatch(c, moveTo(times));
+    assert.deepEqual((await Promise.all([first, second])).map((r) => r.written), [true, true]);
     const [rowA, rowB, rowC] = await Promise.all([a, b, c].map(async (x) => (await row(x))!));
     assert.equal(rowB!.last_update_id, rowA!.last_update_id + 1);
     assert.equal(rowC!.last_update_id, rowB!.last_update_id);

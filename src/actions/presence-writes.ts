@@ -1,29 +1,32 @@
-// The writes of presence reports, batched. Every open client reports once a
-// minute, and each report more than 55 s after the last moves the user's row,
-// so presence is a steady stream of one-row writes (10,000 users: 167 a
-// second). Alone, each would be a commit with its fsync, and each would bump
-// the organization's presence sequence, whose row lock is held until commit:
-// the writers of an organization would queue behind each other's fsyncs.
+// Presence reports, batched. Every open client reports once a minute, and
+// each report more than 55 s after the last moves the user's row, so presence
+// is a steady stream of one-row reads and writes (10,000 users: 167 a
+// second). Alone, each write would be a commit with its fsync, and each would
+// bump the organization's presence sequence, whose row lock is held until
+// commit: the writers of an organization would queue behind each other's
+// fsyncs.
 //
 // So the reports that arrive together (in one turn of the event loop, while
-// the previous batch commits, or within GATHER_MS after it) share one
-// transaction: one sequence
+// the previous batch runs, or within GATHER_MS after it) share one read of
+// their users' rows and one transaction for the rows that move: one sequence
 // number for the whole batch, one multi-row INSERT for first reports and one
 // multi-row UPDATE for the others, one commit, and nobody is answered before
 // it. Sharing a number is fine for the last_update_id protocol: the rows are
 // committed together, so a client sees all of them or none. The batch is only
-// a queue of writes waiting for their commit; nothing is kept between
-// batches, and processes sharing a database serialize on the sequence row.
+// a queue of reports waiting; nothing is kept between batches, each write is
+// guarded by the times read (another process may have moved the row), and
+// processes sharing a database serialize on the sequence row.
 //
 // Reports come one at a time at a steady pace (10,000 users: one every 6 ms),
-// so without a wait each batch would be one report and its own transaction.
-// A report arriving within GATHER_MS of the last commit waits for the rest of
-// that window and goes out with those that came meanwhile, as PostgreSQL's
-// commit_delay gathers commits; one arriving later than that is written at
-// once. A report only delays its own reply (a client's background ping); the
-// events a write may send wait at most as long.
+// so without a wait each batch would be one report, its own read and its own
+// transaction. A report arriving within GATHER_MS of the last batch's end
+// waits for the rest of that window and goes out with those that came
+// meanwhile, as PostgreSQL's commit_delay gathers commits; one arriving later
+// than that goes at once. A report only delays its own reply (a client's
+// background ping); the events a write may send wait at most as long.
 import { sql, type Kysely } from "kysely";
-import type { PresenceTimes } from "../domain/presence.ts";
+import type { PresencePlan, PresenceTimes } from "../domain/presence.ts";
+import { presenceTimesOfUsers } from "../queries/presence.ts";
 import { preparedQuery } from "../storage/compiled.ts";
 import type { Storage } from "../storage/database.ts";
 import type { Database } from "../storage/schema.ts";
@@ -39,7 +42,7 @@ export interface PresenceWrite {
 }
 
 /** Bounds the statements' parameters and how long the sequence row stays locked. */
-const MAX_BATCH = 500;
+export const MAX_BATCH = 500;
 
 /** How long after a batch's commit the next batch gathers reports (see above). */
 const GATHER_MS = 50;
@@ -146,9 +149,23 @@ export async function applyPresenceWrites(trx: Db, realmId: number, writes: read
   return written;
 }
 
+/** A presence report waiting for its batch: `plan` decides from the row the batch read (undefined: the user has none). */
+export interface PresenceReport {
+  userId: number;
+  realmId: number;
+  plan(current: PresenceTimes | undefined): PresencePlan;
+}
+
+/** What a report's batch read, what it planned, and whether its write (if any) was made. */
+export interface PresenceReportResult {
+  current: PresenceTimes | undefined;
+  plan: PresencePlan;
+  written: boolean;
+}
+
 interface Job {
-  write: PresenceWrite;
-  resolve(written: boolean): void;
+  report: PresenceReport;
+  resolve(result: PresenceReportResult): void;
   reject(error: unknown): void;
 }
 
@@ -156,6 +173,8 @@ interface Writer {
   waiting: Job[];
   /** A batch is scheduled or being written. */
   busy: boolean;
+  /** The wait for the end of the window, while there is one. */
+  timer: NodeJS.Timeout | undefined;
   /** performance.now() when the last batch had committed (or failed). */
   lastFlushEnd: number;
 }
@@ -163,39 +182,53 @@ interface Writer {
 const writers = new WeakMap<Storage, Writer>();
 
 /**
- * Queues a report's write for the next batch; resolves once that batch has
- * committed, with whether the row was written.
+ * Queues a report for the next batch, which reads the rows of all its users
+ * in one statement and writes those that move in one transaction; resolves
+ * once that batch is done.
  */
-export function writePresence(storage: Storage, write: PresenceWrite): Promise<boolean> {
+export function reportPresenceInBatch(storage: Storage, report: PresenceReport): Promise<PresenceReportResult> {
   let writer = writers.get(storage);
-  if (!writer) writers.set(storage, (writer = { waiting: [], busy: false, lastFlushEnd: -Infinity }));
+  if (!writer) writers.set(storage, (writer = { waiting: [], busy: false, timer: undefined, lastFlushEnd: -Infinity }));
   const queue = writer;
   return new Promise((resolve, reject) => {
-    queue.waiting.push({ write, resolve, reject });
+    queue.waiting.push({ report, resolve, reject });
     if (!queue.busy) {
       queue.busy = true;
-      schedule(storage, queue);
+      schedule(storage, queue, false);
+    } else if (queue.timer !== undefined && queue.waiting.length >= MAX_BATCH) {
+      // A whole batch waits: no reason to wait for the window's end.
+      clearTimeout(queue.timer);
+      queue.timer = undefined;
+      schedule(storage, queue, true);
     }
   });
 }
 
 /**
- * The next batch: at the end of the window after the last commit; or, once the
+ * The next batch: at the end of the window after the last batch; or, once the
  * other reports read in this turn reach their writes, when the window is past
- * or a whole batch already waits.
+ * or `now` (a whole batch waits, or reports left over from a full batch have
+ * already waited their window).
  */
-function schedule(storage: Storage, writer: Writer): void {
-  const wait = writer.waiting.length >= MAX_BATCH ? 0 : writer.lastFlushEnd + GATHER_MS - performance.now();
-  if (wait > 0) setTimeout(() => void run(storage, writer), wait);
-  else setImmediate(() => void run(storage, writer));
+function schedule(storage: Storage, writer: Writer, now: boolean): void {
+  const wait = now ? 0 : writer.lastFlushEnd + GATHER_MS - performance.now();
+  if (wait > 0) {
+    writer.timer = setTimeout(() => {
+      writer.timer = undefined;
+      void run(storage, writer);
+    }, wait);
+  } else {
+    setImmediate(() => void run(storage, writer));
+  }
 }
 
 async function run(storage: Storage, writer: Writer): Promise<void> {
+  const leftOver = writer.waiting.length > MAX_BATCH;
   try {
     await flush(storage, writer.waiting.splice(0, MAX_BATCH));
   } finally {
     writer.lastFlushEnd = performance.now();
-    if (writer.waiting.length > 0) schedule(storage, writer);
+    if (writer.waiting.length > 0) schedule(storage, writer, leftOver || writer.waiting.length >= MAX_BATCH);
     else writer.busy = false;
   }
 }
@@ -203,22 +236,36 @@ async function run(storage: Storage, writer: Writer): Promise<void> {
 async function flush(storage: Storage, jobs: Job[]): Promise<void> {
   const byRealm = new Map<number, Job[]>();
   for (const job of jobs) {
-    let list = byRealm.get(job.write.realmId);
-    if (!list) byRealm.set(job.write.realmId, (list = []));
+    let list = byRealm.get(job.report.realmId);
+    if (!list) byRealm.set(job.report.realmId, (list = []));
     list.push(job);
   }
   for (const [realmId, list] of byRealm) {
-    // Two reports of one user in one batch (two clients at once): the first is written, the other found it done.
-    const seen = new Set<number>();
-    const first = new Set(list.filter((job) => !seen.has(job.write.userId) && seen.add(job.write.userId)));
     try {
-      const writes = [...first].map((j) => j.write);
-      const written = await storage.db.transaction().execute((trx) => {
-        const apply = () => applyPresenceWrites(trx, realmId, writes);
-        // Presence times need no fsync before the reply (WalSync.unsynced): the next minute's ping rewrites them.
-        return storage.wal ? storage.wal.unsynced(apply) : apply();
+      // Read outside the transaction: most reports move nothing (a user's other clients), and the writes are guarded by what was read.
+      const rows = await presenceTimesOfUsers(storage.db, [...new Set(list.map((job) => job.report.userId))]);
+      // Two reports of one user in one batch (two clients at once): the first that moves the row writes it, the others find the work done.
+      const writes = new Map<number, PresenceWrite>();
+      const writing = new Set<Job>();
+      const plans = list.map((job) => {
+        const { userId } = job.report;
+        const expected = rows.get(userId);
+        const plan = job.report.plan(expected);
+        if (plan.kind !== "none" && !writes.has(userId)) {
+          writes.set(userId, { userId, realmId, expected, times: plan.times });
+          writing.add(job);
+        }
+        return plan;
       });
-      for (const job of list) job.resolve(first.has(job) && written.has(job.write.userId));
+      const written =
+        writes.size === 0
+          ? new Set<number>()
+          : await storage.db.transaction().execute((trx) => {
+              const apply = () => applyPresenceWrites(trx, realmId, [...writes.values()]);
+              // Presence times need no fsync before the reply (WalSync.unsynced): the next minute's ping rewrites them.
+              return storage.wal ? storage.wal.unsynced(apply) : apply();
+            });
+      list.forEach((job, i) => job.resolve({ current: rows.get(job.report.userId), plan: plans[i]!, written: writing.has(job) && written.has(job.report.userId) }));
     } catch (error) {
       for (const job of list) job.reject(error);
     }

@@ -1,7 +1,7 @@
 // Writing presence (Zulip's zerver/actions/presence.py). Every client of
 // every user reports once a minute, so this is the hottest write there is:
-// one read of the user's row, and a write only when a stored time moves (by
-// more than PRESENCE_UPDATE_MIN_FREQ_SECONDS), batched with the other
+// a read of the user's row, and a write only when a stored time moves (by
+// more than PRESENCE_UPDATE_MIN_FREQ_SECONDS), both shared with the other
 // reports of the moment (presence-writes.ts); no organization lock. Events go
 // out only when the user comes online after missing pings, or when their
 // presence_enabled setting changes; clients learn the rest at their next ping.
@@ -12,6 +12,7 @@ import {
   modernPresence,
   planPresenceUpdate,
   USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS,
+  type PresencePlan,
   type PresenceStatus,
   type PresenceTimes,
 } from "../domain/presence.ts";
@@ -21,7 +22,7 @@ import { humansOnly } from "../errors.ts";
 import { PendingEvents } from "../events/notifier.ts";
 import { presenceAudience, presenceAudienceSurelyAbove, presenceServerTimestamp, presenceTimesOf } from "../queries/presence.ts";
 import type { Services } from "../services.ts";
-import { applyPresenceWrites, writePresence } from "./presence-writes.ts";
+import { applyPresenceWrites, reportPresenceInBatch } from "./presence-writes.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
 
 type Db = Kysely<Database>;
@@ -53,35 +54,38 @@ export async function presenceEnabledChanged(trx: Db, services: Services, pendin
   // No presence reported yet: nothing to hide.
   if (current === undefined) return;
   const times = backdatedForInvisibility(current, services.now());
-  if (times === undefined || !(await writeTimes(trx, services, user, current, times))) return;
+  if (times === undefined) return;
+  if (!(await applyPresenceWrites(trx, user.realm_id, [{ userId: user.id, realmId: user.realm_id, expected: current, times }])).has(user.id)) return;
   await queuePresenceEvents(trx, services, pending, realm, user, times, { force: true });
 }
 
-/** Zulip's do_update_user_presence: `db` is the database, or a transaction to write in. */
+/**
+ * Zulip's do_update_user_presence: `db` is the database (the report joins the
+ * next batch, which reads and writes it: presence-writes.ts), or a
+ * transaction to read and write in.
+ */
 async function updatePresence(db: Db, services: Services, pending: PendingEvents, realm: Realm, user: User, status: PresenceStatus, options: { force: boolean }): Promise<void> {
-  const current = await presenceTimesOf(db, user.id);
-  const plan = planPresenceUpdate(current, status, services.now());
+  let current: PresenceTimes | undefined;
+  let plan: PresencePlan;
+  let written: boolean;
+  if (db.isTransaction) {
+    current = await presenceTimesOf(db, user.id);
+    plan = planPresenceUpdate(current, status, services.now());
+    written = plan.kind !== "none" && (await applyPresenceWrites(db, user.realm_id, [{ userId: user.id, realmId: user.realm_id, expected: current, times: plan.times }])).has(user.id);
+  } else {
+    const now = services.now();
+    ({ current, plan, written } = await reportPresenceInBatch(services.storage, { userId: user.id, realmId: user.realm_id, plan: (read) => planPresenceUpdate(read, status, now) }));
+  }
   let times = current;
   if (plan.kind !== "none") {
     // Another request created or moved the row since it was read: it did this report's work (and sent its event).
-    if (!(await writeTimes(db, services, user, current, plan.times))) return;
+    if (!written) return;
     times = plan.times;
   }
   const presenceDisabled = parseRealmSettings(realm.settings).presence_disabled;
   if (times !== undefined && (options.force || (!presenceDisabled && plan.becameOnline))) {
     await queuePresenceEvents(db, services, pending, realm, user, times, options);
   }
-}
-
-/**
- * Writes new times if the row still holds `expected` (undefined: there is no
- * row yet); false when a concurrent request changed it first. In a
- * transaction (a settings change), there; else in the next batch of reports.
- */
-async function writeTimes(db: Db, services: Services, user: User, expected: PresenceTimes | undefined, times: PresenceTimes): Promise<boolean> {
-  const write = { userId: user.id, realmId: user.realm_id, expected, times };
-  if (db.isTransaction) return (await applyPresenceWrites(db, user.realm_id, [write])).has(user.id);
-  return writePresence(services.storage, write);
 }
 
 /**

@@ -125,7 +125,8 @@ export async function markdownContextFor(
     activeRealmEmojiByName(db, realmId, emojiNames),
   ]);
 
-  const usersByName = [...new Map(users.filter((u) => Number(u.by_name) !== 0).map((u) => [u.id, u])).values()];
+  // By ID: of two people a name fits, the same one is named whatever order the names were found in (cached or not).
+  const usersByName = [...new Map(users.filter((u) => Number(u.by_name) !== 0).map((u) => [u.id, u])).values()].sort((a, b) => a.id - b.id);
   const usersById = users.filter((u) => Number(u.by_name) === 0);
   const byName = new Map<string, MentionUser[]>();
   for (const u of usersByName) {

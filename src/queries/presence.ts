@@ -40,6 +40,16 @@ export async function presenceTimesOf(db: Db, userId: number): Promise<PresenceT
   return row && { lastConnectedTime: row.last_connected_time, lastActiveTime: row.last_active_time };
 }
 
+/** The stored presence of each of `userIds` who has reported any: one statement (prepared for one user, the common batch). */
+export async function presenceTimesOfUsers(db: Db, userIds: readonly number[]): Promise<Map<number, PresenceTimes>> {
+  if (userIds.length === 1) {
+    const times = await presenceTimesOf(db, userIds[0]!);
+    return new Map(times ? [[userIds[0]!, times]] : []);
+  }
+  const rows = userIds.length === 0 ? [] : await db.selectFrom("user_presence").select(["user_id", "last_connected_time", "last_active_time"]).where("user_id", "in", userIds).execute();
+  return new Map(rows.map((row) => [Number(row.user_id), { lastConnectedTime: row.last_connected_time, lastActiveTime: row.last_active_time }]));
+}
+
 /**
  * Whose presence `viewer` may see: undefined for everyone, or the users a
  * guest outside can_access_all_users_group shares a conversation with, and
