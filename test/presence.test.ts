@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, mock, test } from "node:test";
 import { applyPresenceWrites, MAX_BATCH, reportPresenceInBatch, type PresenceReportResult } from "../src/actions/presence-writes.ts";
-import type { PresencePlan, PresenceTimes } from "../src/domain/presence.ts";
+import { planPresenceUpdate, type PresencePlan, type PresenceTimes } from "../src/domain/presence.ts";
 import { insertUser } from "../src/actions/users.ts";
 import { Role } from "../src/domain/roles.ts";
 import type { ClientEvent } from "../src/events/notifier.ts";
@@ -608,6 +608,15 @@ describe("guests outside can_access_all_users_group", () => {
   });
 });
 
+/**
+ * The statements a report ran, without those of background work running meanwhile through the same
+ * database object (a report may wait up to the batch window, presence-writes.ts): the delivery worker
+ * looking for due scheduled messages, and the job runner.
+ */
+function ownStatements(run: readonly { query: unknown }[]): { query: unknown }[] {
+  return run.filter((query) => !/\b(scheduled_messages|jobs)\b/.test(JSON.stringify(query.query)));
+}
+
 describe("the cost of a ping", () => {
   /**
    * Counts the queries Kysely runs (BEGIN and COMMIT are not queries), but not
@@ -616,7 +625,7 @@ describe("the cost of a ping", () => {
    */
   async function queriesFor(user: TestUser, params: Params): Promise<number> {
     const run = await statementsRun(t.services.storage, () => report(user, params));
-    return run.filter((query) => !JSON.stringify(query.query).includes('"scheduled_messages"')).length;
+    return ownStatements(run).length;
   }
 
   test("authentication, the row read, and a write only when the row moves", async () => {
@@ -656,9 +665,9 @@ describe("the cost of a ping", () => {
       clock += moves ? 60 : 1;
       const plugin = new Compiled();
       const run = await statementsRun(t.services.storage, () => report(user, { ping_only: true }), plugin);
-      const own = run.filter((query) => !JSON.stringify(query.query).includes('"scheduled_messages"'));
+      const own = ownStatements(run);
       assert.equal(own.length, moves ? 3 : 1);
-      assert.deepEqual(plugin.tables.filter((table) => table !== "scheduled_messages"), [], `built for a ping${moves ? " that writes" : ""}`);
+      assert.deepEqual(plugin.tables.filter((table) => table !== "scheduled_messages" && table !== "jobs"), [], `built for a ping${moves ? " that writes" : ""}`);
     }
   });
 });
@@ -674,7 +683,7 @@ describe("batched reports", () => {
   const inBatch = (user: TestUser, plan: (current: PresenceTimes | undefined) => PresencePlan) => reportPresenceInBatch(storage(), { userId: user.id, realmId: t.realm.id, plan });
   const timesOf = (r: { last_connected_time: number | null; last_active_time: number | null }): PresenceTimes => ({ lastConnectedTime: r.last_connected_time, lastActiveTime: r.last_active_time });
 
-  test("reports arriving together share one read, one transaction and one last_update_id; a user's second report in a batch finds the work done", async () => {
+  test("reports arriving together share one read, one transaction and one last_update_id; a user's second report in a batch is planned from the first's times and makes the write", async () => {
     const [a, b, c] = [await newUser("Batch A"), await newUser("Batch B"), await newUser("Batch C")];
     await report(a);
     await report(b);
@@ -686,13 +695,13 @@ describe("batched reports", () => {
     });
     assert.deepEqual(
       results.map((r) => r.written),
-      [true, true, true, false, false],
+      [false, true, true, true, false],
     );
-    // Each report saw the row as it was before the batch (C had none), and kept its plan.
-    assert.deepEqual(results.map((r) => r.current), [timesOf(rowA), timesOf(rowB), undefined, timesOf(rowA), timesOf(rowB)]);
+    // Each report saw the row as it was before the batch (C had none), but A's second saw what A's first planned, and B's last what B's first did.
+    assert.deepEqual(results.map((r) => r.current), [timesOf(rowA), timesOf(rowB), undefined, times, times]);
     assert.deepEqual(results.map((r) => r.plan.kind), ["update", "update", "create", "update", "none"]);
     // One read of the three users' rows, the sequence bump, one INSERT (C) and one UPDATE (A and B).
-    const own = run.filter((query) => !JSON.stringify(query.query).includes('"scheduled_messages"'));
+    const own = ownStatements(run);
     assert.equal(own.length, 4);
     const after = await Promise.all([a, b, c].map(async (x) => (await row(x))!));
     assert.deepEqual(new Set(after.map((r) => r.last_update_id)).size, 1);
@@ -702,22 +711,60 @@ describe("batched reports", () => {
     const quiet = await statementsRun(storage(), async () => {
       assert.deepEqual((await Promise.all([inBatch(a, stay), inBatch(b, stay)])).map((r) => r.written), [false, false]);
     });
-    assert.equal(quiet.filter((query) => !JSON.stringify(query.query).includes('"scheduled_messages"')).length, 1);
+    assert.equal(ownStatements(quiet).length, 1);
   });
 
-  test("a write is guarded by the times read: a row another writer moved first is left as it is", async () => {
-    const user = await newUser("Guarded");
-    await report(user);
-    const before = (await row(user))!;
+  test("one client idle and another active in one batch: the row gets both, as if written one after the other", async () => {
+    const [known, unknown, reversed] = [await newUser("Two clients"), await newUser("Two first clients"), await newUser("Two clients, active first")];
+    await setTimes(known, 60, 60);
+    await setTimes(reversed, 60, 60);
+    const now = clock;
+    const plan = (status: "idle" | "active") => (current: PresenceTimes | undefined) => planPresenceUpdate(current, status, now);
+    const results = await Promise.all([
+      inBatch(known, plan("idle")),
+      inBatch(known, plan("active")),
+      inBatch(unknown, plan("idle")),
+      inBatch(unknown, plan("active")),
+      inBatch(reversed, plan("active")),
+      // Planned from the active report's times: it moves nothing more.
+      inBatch(reversed, plan("idle")),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.written),
+      [false, true, false, true, true, false],
+    );
+    assert.equal(results[5]!.plan.kind, "none");
+    for (const user of [known, unknown, reversed]) assert.deepEqual(timesOf((await row(user))!), { lastConnectedTime: now, lastActiveTime: now });
+  });
+
+  test("a write is guarded by the times read: a row another writer moved or created first is left as it is", async () => {
+    const [one, fresh, two, three] = [await newUser("Guarded"), await newUser("Guarded fresh"), await newUser("Guarded stale"), await newUser("Guarded created")];
+    for (const user of [one, fresh, two, three]) await report(user);
+    const before = await Promise.all([one, fresh, two, three].map(async (user) => (await row(user))!));
     const times = { lastConnectedTime: clock + 60, lastActiveTime: clock + 60 };
-    const written = await storage()
-      .db.transaction()
-      .execute((trx) => applyPresenceWrites(trx, t.realm.id, [{ userId: user.id, realmId: t.realm.id, expected: { lastConnectedTime: 1, lastActiveTime: null }, times }]));
-    assert.equal(written.size, 0);
-    assert.deepEqual(await row(user), before);
+    const stale = { lastConnectedTime: 1, lastActiveTime: null };
+    const apply = (writes: { userId: number; expected: PresenceTimes | undefined }[]) =>
+      storage()
+        .db.transaction()
+        .execute((trx) => applyPresenceWrites(trx, t.realm.id, writes.map((w) => ({ ...w, realmId: t.realm.id, times }))));
+    // One row: the prepared UPDATE.
+    assert.deepEqual([...(await apply([{ userId: one.id, expected: stale }]))], []);
+    assert.deepEqual(await row(one), before[0]);
+    // Several: the multi-row UPDATE writes the fresh one only; an INSERT for a user who has a row writes nothing.
+    assert.deepEqual(
+      [...(await apply([
+        { userId: fresh.id, expected: timesOf(before[1]!) },
+        { userId: two.id, expected: stale },
+        { userId: three.id, expected: undefined },
+      ]))],
+      [fresh.id],
+    );
+    assert.deepEqual(timesOf((await row(fresh))!), times);
+    assert.deepEqual(await row(two), before[2]);
+    assert.deepEqual(timesOf((await row(three))!), timesOf(before[3]!));
   });
 
-  test("a whole batch waiting goes at once, without waiting for its window's end", async () => {
+  test("a whole batch waiting goes at once, without waiting for its window's end", { timeout: 20_000 }, async () => {
     const user = await newUser("Burst");
     await inBatch(user, stay);
     // Its batch has ended (the writer is idle) and the window after it is open: no timer is let fire from here on.

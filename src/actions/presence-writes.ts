@@ -156,7 +156,7 @@ export interface PresenceReport {
   plan(current: PresenceTimes | undefined): PresencePlan;
 }
 
-/** What a report's batch read, what it planned, and whether its write (if any) was made. */
+/** The times a report was planned from (the row read, or as the reports before it in the batch left it), its plan, and whether it made the write. */
 export interface PresenceReportResult {
   current: PresenceTimes | undefined;
   plan: PresencePlan;
@@ -244,18 +244,23 @@ async function flush(storage: Storage, jobs: Job[]): Promise<void> {
     try {
       // Read outside the transaction: most reports move nothing (a user's other clients), and the writes are guarded by what was read.
       const rows = await presenceTimesOfUsers(storage.db, [...new Set(list.map((job) => job.report.userId))]);
-      // Two reports of one user in one batch (two clients at once): the first that moves the row writes it, the others find the work done.
+      // Two reports of one user in one batch (two clients at once, one idle, one active): each is planned
+      // from the times the ones before it planned, as if they had been written (Zulip locks the row, so its
+      // second report sees the first's write); the row gets the last of them, still guarded by the row read.
+      // The last report that moved it is the one told it wrote (and sends any event): its plan includes the others'.
+      const seen = new Map<number, PresenceTimes | undefined>(rows);
       const writes = new Map<number, PresenceWrite>();
-      const writing = new Set<Job>();
-      const plans = list.map((job) => {
+      const writer = new Map<number, Job>();
+      const planned = list.map((job) => {
         const { userId } = job.report;
-        const expected = rows.get(userId);
-        const plan = job.report.plan(expected);
-        if (plan.kind !== "none" && !writes.has(userId)) {
-          writes.set(userId, { userId, realmId, expected, times: plan.times });
-          writing.add(job);
+        const current = seen.get(userId);
+        const plan = job.report.plan(current);
+        if (plan.kind !== "none") {
+          seen.set(userId, plan.times);
+          writes.set(userId, { userId, realmId, expected: rows.get(userId), times: plan.times });
+          writer.set(userId, job);
         }
-        return plan;
+        return { current, plan };
       });
       const written =
         writes.size === 0
@@ -265,7 +270,7 @@ async function flush(storage: Storage, jobs: Job[]): Promise<void> {
               // Presence times need no fsync before the reply (WalSync.unsynced): the next minute's ping rewrites them.
               return storage.wal ? storage.wal.unsynced(apply) : apply();
             });
-      list.forEach((job, i) => job.resolve({ current: rows.get(job.report.userId), plan: plans[i]!, written: writing.has(job) && written.has(job.report.userId) }));
+      list.forEach((job, i) => job.resolve({ ...planned[i]!, written: writer.get(job.report.userId) === job && written.has(job.report.userId) }));
     } catch (error) {
       for (const job of list) job.reject(error);
     }
