@@ -54,8 +54,7 @@ export async function presenceEnabledChanged(trx: Db, services: Services, pendin
   // No presence reported yet: nothing to hide.
   if (current === undefined) return;
   const times = backdatedForInvisibility(current, services.now());
-  if (times === undefined) return;
-  if (!(await applyPresenceWrites(trx, user.realm_id, [{ userId: user.id, realmId: user.realm_id, expected: current, times }])).has(user.id)) return;
+  if (times === undefined || !(await writeTimesIn(trx, user, current, times))) return;
   await queuePresenceEvents(trx, services, pending, realm, user, times, { force: true });
 }
 
@@ -71,7 +70,7 @@ async function updatePresence(db: Db, services: Services, pending: PendingEvents
   if (db.isTransaction) {
     current = await presenceTimesOf(db, user.id);
     plan = planPresenceUpdate(current, status, services.now());
-    written = plan.kind !== "none" && (await applyPresenceWrites(db, user.realm_id, [{ userId: user.id, realmId: user.realm_id, expected: current, times: plan.times }])).has(user.id);
+    written = plan.kind !== "none" && (await writeTimesIn(db, user, current, plan.times));
   } else {
     const now = services.now();
     ({ current, plan, written } = await reportPresenceInBatch(services.storage, { userId: user.id, realmId: user.realm_id, plan: (read) => planPresenceUpdate(read, status, now) }));
@@ -86,6 +85,11 @@ async function updatePresence(db: Db, services: Services, pending: PendingEvents
   if (times !== undefined && (options.force || (!presenceDisabled && plan.becameOnline))) {
     await queuePresenceEvents(db, services, pending, realm, user, times, options);
   }
+}
+
+/** In a transaction (a settings change): new times if the row still holds `expected` (undefined: no row yet); false when a concurrent request changed it first. */
+async function writeTimesIn(trx: Db, user: User, expected: PresenceTimes | undefined, times: PresenceTimes): Promise<boolean> {
+  return (await applyPresenceWrites(trx, user.realm_id, [{ userId: user.id, realmId: user.realm_id, expected, times }])).has(user.id);
 }
 
 /**
