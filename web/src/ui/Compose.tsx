@@ -17,7 +17,7 @@ import { messagesStore } from "../model/messages.ts";
 import { narrowKey, type Narrow } from "../model/narrow.ts";
 import { useRealm } from "../model/realm.ts";
 import { matchChannels, matchPeople, matchTopics, matchWildcards, mentionSyntax, searchEmoji, tokenAtCaret } from "../model/suggestions.ts";
-import { topicsStore } from "../model/topics.ts";
+import { topicsStore, useTopics } from "../model/topics.ts";
 import { shownEmail, userName, useUsers } from "../model/users.ts";
 import { SuggestionList, useAutocomplete, type SuggestionSet } from "./Autocomplete.tsx";
 import { prepareHtml } from "./rendered.ts";
@@ -229,6 +229,14 @@ export function Compose({ narrow }: { narrow: Narrow }) {
     },
     () => ({ value: topicRef.current?.value ?? "", caret: topicRef.current?.selectionStart ?? 0 }),
   );
+
+  // The channel's topics can arrive after the first letters typed: suggest again once they are here
+  // (not on each later message, which would reopen a list the user closed).
+  const topicsLoaded = useTopics((s) => streamId !== null && s.byStream[streamId] !== undefined);
+  useEffect(() => {
+    const field = topicRef.current;
+    if (topicsLoaded && field !== null && document.activeElement === field) topicAc.update(field.value, field.selectionStart ?? field.value.length);
+  }, [topicsLoaded]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const recipientSuggest = useCallback(
     (before: string): SuggestionSet | null =>
