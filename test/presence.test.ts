@@ -11,7 +11,8 @@
 // older than the 14 days presence lists cover and every user is offline.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, mock, test } from "node:test";
-import { applyPresenceWrites, MAX_BATCH, reportPresenceInBatch, type PresenceReportResult } from "../src/actions/presence-writes.ts";
+import { applyPresenceWrites, MAX_BATCH, reportPresenceInBatch, writeReportBatch, type PresenceReportResult } from "../src/actions/presence-writes.ts";
+import { presenceTimesOfUsers } from "../src/queries/presence.ts";
 import { planPresenceUpdate, type PresencePlan, type PresenceTimes } from "../src/domain/presence.ts";
 import { insertUser } from "../src/actions/users.ts";
 import { Role } from "../src/domain/roles.ts";
@@ -762,6 +763,59 @@ describe("batched reports", () => {
     assert.deepEqual(timesOf((await row(fresh))!), times);
     assert.deepEqual(await row(two), before[2]);
     assert.deepEqual(timesOf((await row(three))!), timesOf(before[3]!));
+  });
+
+  test("a row another process moved or created between the read and the write: its reports are planned again from the row as it is now", async () => {
+    const [moved, created, steady] = [await newUser("Moved meanwhile"), await newUser("Created meanwhile"), await newUser("Not moved")];
+    for (const user of [moved, created, steady]) await setTimes(user, 120, 120);
+    const actual = await presenceTimesOfUsers(db(), [moved.id, created.id, steady.id]);
+    // What this batch read: before another process moved one row and created the other.
+    const stale = new Map<number, PresenceTimes | undefined>(actual);
+    stale.set(moved.id, { lastConnectedTime: clock - 3600, lastActiveTime: clock - 3600 });
+    stale.set(created.id, undefined);
+    const reads: number[][] = [];
+    const read = async (userIds: number[]) => {
+      reads.push([...userIds].sort((a, b) => a - b));
+      return reads.length === 1 ? stale : presenceTimesOfUsers(db(), userIds);
+    };
+    const times = { lastConnectedTime: clock + 60, lastActiveTime: clock + 60 };
+    const seen = new Map<number, (PresenceTimes | undefined)[]>();
+    const recorded = (user: TestUser) => ({
+      userId: user.id,
+      realmId: t.realm.id,
+      plan: (current: PresenceTimes | undefined) => {
+        seen.set(user.id, [...(seen.get(user.id) ?? []), current]);
+        return moveTo(times)(current);
+      },
+    });
+    const results = await writeReportBatch(t.services.storage, t.realm.id, [recorded(moved), recorded(created), recorded(steady), recorded(moved)], read);
+    assert.deepEqual(results.map((r) => r.written), [false, true, true, true]);
+    // The second read is of the two users whose guard missed; their reports saw the rows as they are, in order.
+    assert.deepEqual(reads[1], [moved.id, created.id].sort((a, b) => a - b));
+    assert.deepEqual(seen.get(moved.id), [stale.get(moved.id), times, actual.get(moved.id), times]);
+    assert.deepEqual(seen.get(created.id), [undefined, actual.get(created.id)]);
+    assert.deepEqual(seen.get(steady.id), [actual.get(steady.id)]);
+    assert.deepEqual(results.map((r) => r.plan.kind), ["update", "update", "update", "update"]);
+    for (const user of [moved, created, steady]) assert.deepEqual(timesOf((await row(user))!), times);
+  });
+
+  test("a row moved again after the second read is left to that other writer", async () => {
+    const user = await newUser("Moved twice");
+    await setTimes(user, 120, 120);
+    const before = (await row(user))!;
+    const stale = new Map([[user.id, { lastConnectedTime: clock - 3600, lastActiveTime: clock - 3600 }]]);
+    let reads = 0;
+    let plans = 0;
+    const times = { lastConnectedTime: clock + 60, lastActiveTime: clock + 60 };
+    const [result] = await writeReportBatch(
+      t.services.storage,
+      t.realm.id,
+      [{ userId: user.id, realmId: t.realm.id, plan: (current) => (plans++, moveTo(times)(current)) }],
+      async () => (reads++, stale),
+    );
+    assert.equal(result!.written, false);
+    assert.deepEqual([reads, plans], [2, 2]);
+    assert.deepEqual(await row(user), before);
   });
 
   test("a whole batch waiting goes at once, without waiting for its window's end", { timeout: 20_000 }, async () => {

@@ -14,8 +14,9 @@
 // it. Sharing a number is fine for the last_update_id protocol: the rows are
 // committed together, so a client sees all of them or none. The batch is only
 // a queue of reports waiting; nothing is kept between batches, each write is
-// guarded by the times read (another process may have moved the row), and
-// processes sharing a database serialize on the sequence row.
+// guarded by the times read (another process may have moved the row: the
+// report is then planned again from a fresh read), and processes sharing a
+// database serialize on the sequence row.
 //
 // Reports come one at a time at a steady pace (10,000 users: one every 6 ms),
 // so without a wait each batch would be one report, its own read and its own
@@ -242,37 +243,85 @@ async function flush(storage: Storage, jobs: Job[]): Promise<void> {
   }
   for (const [realmId, list] of byRealm) {
     try {
-      // Read outside the transaction: most reports move nothing (a user's other clients), and the writes are guarded by what was read.
-      const rows = await presenceTimesOfUsers(storage.db, [...new Set(list.map((job) => job.report.userId))]);
-      // Two reports of one user in one batch (two clients at once, one idle, one active): each is planned
-      // from the times the ones before it planned, as if they had been written (Zulip locks the row, so its
-      // second report sees the first's write); the row gets the last of them, still guarded by the row read.
-      // The last report that moved it is the one told it wrote (and sends any event): its plan includes the others'.
-      const seen = new Map<number, PresenceTimes | undefined>(rows);
-      const writes = new Map<number, PresenceWrite>();
-      const writer = new Map<number, Job>();
-      const planned = list.map((job) => {
-        const { userId } = job.report;
-        const current = seen.get(userId);
-        const plan = job.report.plan(current);
-        if (plan.kind !== "none") {
-          seen.set(userId, plan.times);
-          writes.set(userId, { userId, realmId, expected: rows.get(userId), times: plan.times });
-          writer.set(userId, job);
-        }
-        return { current, plan };
-      });
-      const written =
-        writes.size === 0
-          ? new Set<number>()
-          : await storage.db.transaction().execute((trx) => {
-              const apply = () => applyPresenceWrites(trx, realmId, [...writes.values()]);
-              // Presence times need no fsync before the reply (WalSync.unsynced): the next minute's ping rewrites them.
-              return storage.wal ? storage.wal.unsynced(apply) : apply();
-            });
-      list.forEach((job, i) => job.resolve({ ...planned[i]!, written: writer.get(job.report.userId) === job && written.has(job.report.userId) }));
+      const results = await writeReportBatch(
+        storage,
+        realmId,
+        list.map((job) => job.report),
+        (userIds) => presenceTimesOfUsers(storage.db, userIds),
+      );
+      list.forEach((job, i) => job.resolve(results[i]!));
     } catch (error) {
       for (const job of list) job.reject(error);
     }
   }
+}
+
+/**
+ * One organization's reports: reads their users' rows with `read` (outside
+ * the transaction: most reports move nothing, a user's other clients), plans
+ * each report, and writes those that move in one transaction, each guarded by
+ * what was read. A row another process moved in between misses its guard:
+ * its user's reports are planned again from a fresh read and written once
+ * more, as Zulip's row lock would have had them see that write. A second miss
+ * is left to that other writer (the client reports again within a minute).
+ */
+export async function writeReportBatch(
+  storage: Storage,
+  realmId: number,
+  reports: PresenceReport[],
+  read: (userIds: number[]) => Promise<Map<number, PresenceTimes | undefined>>,
+): Promise<PresenceReportResult[]> {
+  const first = planReports(realmId, reports, await read([...new Set(reports.map((r) => r.userId))]));
+  const written = await writeInTransaction(storage, realmId, first.writes);
+  const results = first.results(written);
+  const missed = new Set([...first.writes.keys()].filter((userId) => !written.has(userId)));
+  if (missed.size === 0) return results;
+  const again = reports.flatMap((report, i) => (missed.has(report.userId) ? [i] : []));
+  const second = planReports(
+    realmId,
+    again.map((i) => reports[i]!),
+    await read([...missed]),
+  );
+  const secondResults = second.results(await writeInTransaction(storage, realmId, second.writes));
+  again.forEach((i, k) => (results[i] = secondResults[k]!));
+  return results;
+}
+
+/**
+ * Two reports of one user in one batch (two clients at once, one idle, one
+ * active): each is planned from the times the ones before it planned, as if
+ * they had been written (Zulip locks the row, so its second report sees the
+ * first's write); the row gets the last of them, still guarded by the row
+ * read. The last report that moved it is the one told it wrote (and sends any
+ * event): its plan includes the others'.
+ */
+function planReports(realmId: number, reports: PresenceReport[], rows: Map<number, PresenceTimes | undefined>) {
+  const seen = new Map(rows);
+  const writes = new Map<number, PresenceWrite>();
+  const writerIndex = new Map<number, number>();
+  const planned = reports.map((report, i) => {
+    const { userId } = report;
+    const current = seen.get(userId);
+    const plan = report.plan(current);
+    if (plan.kind !== "none") {
+      seen.set(userId, plan.times);
+      writes.set(userId, { userId, realmId, expected: rows.get(userId), times: plan.times });
+      writerIndex.set(userId, i);
+    }
+    return { current, plan };
+  });
+  return {
+    writes,
+    results: (written: Set<number>): PresenceReportResult[] =>
+      planned.map((p, i) => ({ ...p, written: writerIndex.get(reports[i]!.userId) === i && written.has(reports[i]!.userId) })),
+  };
+}
+
+async function writeInTransaction(storage: Storage, realmId: number, writes: Map<number, PresenceWrite>): Promise<Set<number>> {
+  if (writes.size === 0) return new Set();
+  return storage.db.transaction().execute((trx) => {
+    const apply = () => applyPresenceWrites(trx, realmId, [...writes.values()]);
+    // Presence times need no fsync before the reply (WalSync.unsynced): the next minute's ping rewrites them.
+    return storage.wal ? storage.wal.unsynced(apply) : apply();
+  });
 }

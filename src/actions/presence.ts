@@ -77,7 +77,8 @@ async function updatePresence(db: Db, services: Services, pending: PendingEvents
   }
   let times = current;
   if (plan.kind !== "none") {
-    // Another request created or moved the row since it was read, or a later report of this user in the batch wrote it with this one's plan in it: it did this report's work (and sends the event).
+    // A later report of this user in the batch wrote the row with this one's plan in it, or another request moved the row
+    // each time it was read (in a transaction: once): that one did this report's work (and sends the event).
     if (!written) return;
     times = plan.times;
   }
