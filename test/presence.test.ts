@@ -13,6 +13,8 @@ import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, mock, test } from "node:test";
 import { applyPresenceWrites, MAX_BATCH, reportPresenceInBatch, writeReportBatch, type PresenceReportResult } from "../src/actions/presence-writes.ts";
 import { presenceTimesOfUsers } from "../src/queries/presence.ts";
+import { getUserById } from "../src/queries/users.ts";
+import { reportPresence } from "../src/actions/presence.ts";
 import { planPresenceUpdate, type PresencePlan, type PresenceTimes } from "../src/domain/presence.ts";
 import { insertUser } from "../src/actions/users.ts";
 import { Role } from "../src/domain/roles.ts";
@@ -502,6 +504,20 @@ describe("presence_enabled (invisible mode)", () => {
     assert.deepEqual([moved.last_connected_time, moved.last_active_time], [clock - 265, clock - 100 * 86400]);
   });
 
+  test("turned off while a report waits for its batch: the batch stores nothing for it", async () => {
+    const user = await newUser("Off meanwhile");
+    await report(user);
+    clock += 120;
+    // The report was accepted with the user as they were (presence on); the setting changed before its batch ran.
+    const accepted = await getUserById(db(), t.realm.id, user.id);
+    assertSuccess(await t.api(user, "PATCH", "/settings", { presence_enabled: false }));
+    const hidden = (await row(user))!;
+    t.clearEvents();
+    await reportPresence(t.services, t.realm, accepted!, "active");
+    assert.deepEqual(await row(user), hidden);
+    assert.deepEqual(presenceNotifications(), []);
+  });
+
   test("a setting that does not change sends no presence event", async () => {
     const user = await newUser("Unchanged");
     await report(user);
@@ -681,7 +697,8 @@ describe("batched reports", () => {
     (current: PresenceTimes | undefined): PresencePlan =>
       current === undefined ? { kind: "create", times, becameOnline: true } : { kind: "update", times, becameOnline: false };
   const stay = (): PresencePlan => ({ kind: "none", becameOnline: false });
-  const inBatch = (user: TestUser, plan: (current: PresenceTimes | undefined) => PresencePlan) => reportPresenceInBatch(storage(), { userId: user.id, realmId: t.realm.id, plan });
+  const wanted = async () => true;
+  const inBatch = (user: TestUser, plan: (current: PresenceTimes | undefined) => PresencePlan) => reportPresenceInBatch(storage(), { userId: user.id, realmId: t.realm.id, wanted, plan });
   const timesOf = (r: { last_connected_time: number | null; last_active_time: number | null }): PresenceTimes => ({ lastConnectedTime: r.last_connected_time, lastActiveTime: r.last_active_time });
 
   test("reports arriving together share one read, one transaction and one last_update_id; a user's second report in a batch is planned from the first's times and makes the write", async () => {
@@ -783,6 +800,7 @@ describe("batched reports", () => {
     const recorded = (user: TestUser) => ({
       userId: user.id,
       realmId: t.realm.id,
+      wanted,
       plan: (current: PresenceTimes | undefined) => {
         seen.set(user.id, [...(seen.get(user.id) ?? []), current]);
         return moveTo(times)(current);
@@ -810,12 +828,37 @@ describe("batched reports", () => {
     const [result] = await writeReportBatch(
       t.services.storage,
       t.realm.id,
-      [{ userId: user.id, realmId: t.realm.id, plan: (current) => (plans++, moveTo(times)(current)) }],
+      [{ userId: user.id, realmId: t.realm.id, wanted, plan: (current) => (plans++, moveTo(times)(current)) }],
       async () => (reads++, stale),
     );
     assert.equal(result!.written, false);
     assert.deepEqual([reads, plans], [2, 2]);
     assert.deepEqual(await row(user), before);
+  });
+
+  test("turned off between the batch's read and its write (the guard misses): the fresh look at the setting stores nothing", async () => {
+    const [off, on] = [await newUser("Off between"), await newUser("On between")];
+    for (const user of [off, on]) await setTimes(user, 120, 120);
+    const before = (await row(off))!;
+    const actual = await presenceTimesOfUsers(db(), [off.id, on.id]);
+    const stale = new Map<number, PresenceTimes | undefined>(actual);
+    stale.set(off.id, { lastConnectedTime: clock - 3600, lastActiveTime: clock - 3600 });
+    let reads = 0;
+    const asked: boolean[] = [];
+    const times = { lastConnectedTime: clock + 60, lastActiveTime: clock + 60 };
+    const results = await writeReportBatch(
+      t.services.storage,
+      t.realm.id,
+      [
+        { userId: off.id, realmId: t.realm.id, wanted: async (fresh) => (asked.push(fresh), !fresh), plan: moveTo(times) },
+        { userId: on.id, realmId: t.realm.id, wanted, plan: moveTo(times) },
+      ],
+      async (userIds) => (reads++ === 0 ? stale : presenceTimesOfUsers(db(), userIds)),
+    );
+    assert.deepEqual(asked, [false, true]);
+    assert.deepEqual(results.map((r) => [r.plan.kind, r.written]), [["none", false], ["update", true]]);
+    assert.deepEqual(await row(off), before);
+    assert.deepEqual(timesOf((await row(on))!), times);
   });
 
   test("a whole batch waiting goes at once, without waiting for its window's end", { timeout: 20_000 }, async () => {

@@ -154,6 +154,12 @@ export async function applyPresenceWrites(trx: Db, realmId: number, writes: read
 export interface PresenceReport {
   userId: number;
   realmId: number;
+  /**
+   * Whether the user still has presence stored (presence_enabled), asked by
+   * the batch: they may have turned it off since the report was accepted.
+   * `fresh`: past any cache (after a guard miss, which such a change causes).
+   */
+  wanted(fresh: boolean): Promise<boolean>;
   plan(current: PresenceTimes | undefined): PresencePlan;
 }
 
@@ -271,17 +277,14 @@ export async function writeReportBatch(
   reports: PresenceReport[],
   read: (userIds: number[]) => Promise<Map<number, PresenceTimes | undefined>>,
 ): Promise<PresenceReportResult[]> {
-  const first = planReports(realmId, reports, await read([...new Set(reports.map((r) => r.userId))]));
+  const first = planReports(realmId, reports, await read([...new Set(reports.map((r) => r.userId))]), await unwantedUsers(reports, false));
   const written = await writeInTransaction(storage, realmId, first.writes);
   const results = first.results(written);
   const missed = new Set([...first.writes.keys()].filter((userId) => !written.has(userId)));
   if (missed.size === 0) return results;
   const again = reports.flatMap((report, i) => (missed.has(report.userId) ? [i] : []));
-  const second = planReports(
-    realmId,
-    again.map((i) => reports[i]!),
-    await read([...missed]),
-  );
+  const againReports = again.map((i) => reports[i]!);
+  const second = planReports(realmId, againReports, await read([...missed]), await unwantedUsers(againReports, true));
   const secondResults = second.results(await writeInTransaction(storage, realmId, second.writes));
   again.forEach((i, k) => (results[i] = secondResults[k]!));
   return results;
@@ -295,14 +298,14 @@ export async function writeReportBatch(
  * read. The last report that moved it is the one told it wrote (and sends any
  * event): its plan includes the others'.
  */
-function planReports(realmId: number, reports: PresenceReport[], rows: Map<number, PresenceTimes | undefined>) {
+function planReports(realmId: number, reports: PresenceReport[], rows: Map<number, PresenceTimes | undefined>, unwanted: ReadonlySet<number>) {
   const seen = new Map(rows);
   const writes = new Map<number, PresenceWrite>();
   const writerIndex = new Map<number, number>();
   const planned = reports.map((report, i) => {
     const { userId } = report;
     const current = seen.get(userId);
-    const plan = report.plan(current);
+    const plan: PresencePlan = unwanted.has(userId) ? { kind: "none", becameOnline: false } : report.plan(current);
     if (plan.kind !== "none") {
       seen.set(userId, plan.times);
       writes.set(userId, { userId, realmId, expected: rows.get(userId), times: plan.times });
@@ -315,6 +318,15 @@ function planReports(realmId: number, reports: PresenceReport[], rows: Map<numbe
     results: (written: Set<number>): PresenceReportResult[] =>
       planned.map((p, i) => ({ ...p, written: writerIndex.get(reports[i]!.userId) === i && written.has(reports[i]!.userId) })),
   };
+}
+
+/** The users of `reports` who turned presence off since reporting (asked once per user). */
+async function unwantedUsers(reports: PresenceReport[], fresh: boolean): Promise<Set<number>> {
+  const first = new Map<number, PresenceReport>();
+  for (const report of reports) if (!first.has(report.userId)) first.set(report.userId, report);
+  const unwanted = new Set<number>();
+  for (const [userId, report] of first) if (!(await report.wanted(fresh))) unwanted.add(userId);
+  return unwanted;
 }
 
 async function writeInTransaction(storage: Storage, realmId: number, writes: Map<number, PresenceWrite>): Promise<Set<number>> {

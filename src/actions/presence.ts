@@ -21,6 +21,7 @@ import { parseUserSettings } from "../domain/user-settings.ts";
 import { humansOnly } from "../errors.ts";
 import { PendingEvents } from "../events/notifier.ts";
 import { presenceAudience, presenceAudienceSurelyAbove, presenceServerTimestamp, presenceTimesOf } from "../queries/presence.ts";
+import { cachedUserById, getUserById } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import { applyPresenceWrites, reportPresenceInBatch } from "./presence-writes.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
@@ -73,7 +74,17 @@ async function updatePresence(db: Db, services: Services, pending: PendingEvents
     written = plan.kind !== "none" && (await writeTimesIn(db, user, current, plan.times));
   } else {
     const now = services.now();
-    ({ current, plan, written } = await reportPresenceInBatch(services.storage, { userId: user.id, realmId: user.realm_id, plan: (read) => planPresenceUpdate(read, status, now) }));
+    const { storage } = services;
+    ({ current, plan, written } = await reportPresenceInBatch(storage, {
+      userId: user.id,
+      realmId: user.realm_id,
+      // The report waits for its batch: presence_enabled may have been turned off meanwhile (PATCH /settings).
+      wanted: async (fresh) => {
+        const stored = fresh ? await getUserById(storage.db, user.realm_id, user.id) : await cachedUserById(storage, user.realm_id, user.id);
+        return stored !== undefined && parseUserSettings(stored.settings).presence_enabled;
+      },
+      plan: (read) => planPresenceUpdate(read, status, now),
+    }));
   }
   let times = current;
   if (plan.kind !== "none") {
