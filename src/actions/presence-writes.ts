@@ -27,7 +27,7 @@
 // background ping); the events a write may send wait at most as long.
 import { sql, type Kysely } from "kysely";
 import type { PresencePlan, PresenceTimes } from "../domain/presence.ts";
-import { presenceTimesOfUsers } from "../queries/presence.ts";
+import { presenceReportRows, type PresenceReportRow } from "../queries/presence.ts";
 import { preparedQuery } from "../storage/compiled.ts";
 import type { Storage } from "../storage/database.ts";
 import type { Database } from "../storage/schema.ts";
@@ -154,12 +154,6 @@ export async function applyPresenceWrites(trx: Db, realmId: number, writes: read
 export interface PresenceReport {
   userId: number;
   realmId: number;
-  /**
-   * Whether the user still has presence stored (presence_enabled), asked by
-   * the batch: they may have turned it off since the report was accepted.
-   * `fresh`: past any cache (after a guard miss, which such a change causes).
-   */
-  wanted(fresh: boolean): Promise<boolean>;
   plan(current: PresenceTimes | undefined): PresencePlan;
 }
 
@@ -253,7 +247,7 @@ async function flush(storage: Storage, jobs: Job[]): Promise<void> {
         storage,
         realmId,
         list.map((job) => job.report),
-        (userIds) => presenceTimesOfUsers(storage.db, userIds),
+        (userIds) => presenceReportRows(storage.db, userIds),
       );
       list.forEach((job, i) => job.resolve(results[i]!));
     } catch (error) {
@@ -266,27 +260,34 @@ async function flush(storage: Storage, jobs: Job[]): Promise<void> {
  * One organization's reports: reads their users' rows with `read` (outside
  * the transaction: most reports move nothing, a user's other clients), plans
  * each report, and writes those that move in one transaction, each guarded by
- * what was read. A row another process moved in between misses its guard:
- * its user's reports are planned again from a fresh read and written once
- * more, as Zulip's row lock would have had them see that write. A second miss
- * is left to that other writer (the client reports again within a minute).
+ * what was read. A user who turned presence_enabled off since reporting (the
+ * setting is read with the row) gets nothing written. A row another process
+ * moved in between misses its guard: its user's reports are planned again
+ * from a fresh read and written once more, as Zulip's row lock would have had
+ * them see that write. A second miss, or a failure of that second round (the
+ * first is committed), is left to the other writer or the next report (the
+ * client reports again within a minute).
  */
 export async function writeReportBatch(
   storage: Storage,
   realmId: number,
   reports: PresenceReport[],
-  read: (userIds: number[]) => Promise<Map<number, PresenceTimes | undefined>>,
+  read: (userIds: number[]) => Promise<Map<number, PresenceReportRow>>,
 ): Promise<PresenceReportResult[]> {
-  const first = planReports(realmId, reports, await read([...new Set(reports.map((r) => r.userId))]), await unwantedUsers(reports, false));
+  const first = planReports(realmId, reports, await read([...new Set(reports.map((r) => r.userId))]));
   const written = await writeInTransaction(storage, realmId, first.writes);
   const results = first.results(written);
   const missed = new Set([...first.writes.keys()].filter((userId) => !written.has(userId)));
   if (missed.size === 0) return results;
   const again = reports.flatMap((report, i) => (missed.has(report.userId) ? [i] : []));
-  const againReports = again.map((i) => reports[i]!);
-  const second = planReports(realmId, againReports, await read([...missed]), await unwantedUsers(againReports, true));
-  const secondResults = second.results(await writeInTransaction(storage, realmId, second.writes));
-  again.forEach((i, k) => (results[i] = secondResults[k]!));
+  try {
+    const againReports = again.map((i) => reports[i]!);
+    const second = planReports(realmId, againReports, await read([...missed]));
+    const secondResults = second.results(await writeInTransaction(storage, realmId, second.writes));
+    again.forEach((i, k) => (results[i] = secondResults[k]!));
+  } catch {
+    // The others' writes are committed and they are answered; these stay as first planned, not written.
+  }
   return results;
 }
 
@@ -298,17 +299,18 @@ export async function writeReportBatch(
  * read. The last report that moved it is the one told it wrote (and sends any
  * event): its plan includes the others'.
  */
-function planReports(realmId: number, reports: PresenceReport[], rows: Map<number, PresenceTimes | undefined>, unwanted: ReadonlySet<number>) {
-  const seen = new Map(rows);
+function planReports(realmId: number, reports: PresenceReport[], rows: Map<number, PresenceReportRow>) {
+  const seen = new Map([...rows].map(([userId, row]) => [userId, row.times]));
   const writes = new Map<number, PresenceWrite>();
   const writerIndex = new Map<number, number>();
   const planned = reports.map((report, i) => {
     const { userId } = report;
     const current = seen.get(userId);
-    const plan: PresencePlan = unwanted.has(userId) ? { kind: "none", becameOnline: false } : report.plan(current);
+    // No such user any more, or presence turned off since the report was accepted: nothing stored.
+    const plan: PresencePlan = rows.get(userId)?.presenceEnabled ? report.plan(current) : { kind: "none", becameOnline: false };
     if (plan.kind !== "none") {
       seen.set(userId, plan.times);
-      writes.set(userId, { userId, realmId, expected: rows.get(userId), times: plan.times });
+      writes.set(userId, { userId, realmId, expected: rows.get(userId)!.times, times: plan.times });
       writerIndex.set(userId, i);
     }
     return { current, plan };
@@ -318,15 +320,6 @@ function planReports(realmId: number, reports: PresenceReport[], rows: Map<numbe
     results: (written: Set<number>): PresenceReportResult[] =>
       planned.map((p, i) => ({ ...p, written: writerIndex.get(reports[i]!.userId) === i && written.has(reports[i]!.userId) })),
   };
-}
-
-/** The users of `reports` who turned presence off since reporting (asked once per user). */
-async function unwantedUsers(reports: PresenceReport[], fresh: boolean): Promise<Set<number>> {
-  const first = new Map<number, PresenceReport>();
-  for (const report of reports) if (!first.has(report.userId)) first.set(report.userId, report);
-  const unwanted = new Set<number>();
-  for (const [userId, report] of first) if (!(await report.wanted(fresh))) unwanted.add(userId);
-  return unwanted;
 }
 
 async function writeInTransaction(storage: Storage, realmId: number, writes: Map<number, PresenceWrite>): Promise<Set<number>> {

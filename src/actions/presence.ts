@@ -21,7 +21,6 @@ import { parseUserSettings } from "../domain/user-settings.ts";
 import { humansOnly } from "../errors.ts";
 import { PendingEvents } from "../events/notifier.ts";
 import { presenceAudience, presenceAudienceSurelyAbove, presenceServerTimestamp, presenceTimesOf } from "../queries/presence.ts";
-import { cachedUserById, getUserById } from "../queries/users.ts";
 import type { Services } from "../services.ts";
 import { applyPresenceWrites, reportPresenceInBatch } from "./presence-writes.ts";
 import type { Database, Realm, User } from "../storage/schema.ts";
@@ -74,22 +73,17 @@ async function updatePresence(db: Db, services: Services, pending: PendingEvents
     written = plan.kind !== "none" && (await writeTimesIn(db, user, current, plan.times));
   } else {
     const now = services.now();
-    const { storage } = services;
-    ({ current, plan, written } = await reportPresenceInBatch(storage, {
+    ({ current, plan, written } = await reportPresenceInBatch(services.storage, {
       userId: user.id,
       realmId: user.realm_id,
-      // The report waits for its batch: presence_enabled may have been turned off meanwhile (PATCH /settings).
-      wanted: async (fresh) => {
-        const stored = fresh ? await getUserById(storage.db, user.realm_id, user.id) : await cachedUserById(storage, user.realm_id, user.id);
-        return stored !== undefined && parseUserSettings(stored.settings).presence_enabled;
-      },
       plan: (read) => planPresenceUpdate(read, status, now),
     }));
   }
   let times = current;
   if (plan.kind !== "none") {
-    // A later report of this user in the batch wrote the row with this one's plan in it, or another request moved the row
-    // each time it was read (in a transaction: once): that one did this report's work (and sends the event).
+    // A later report of this user in the batch wrote the row with this one's plan in it (and sends the event), or another
+    // request moved the row each time it was read (in a transaction: once), or the batch's second round failed: the
+    // client reports again within a minute.
     if (!written) return;
     times = plan.times;
   }

@@ -11,6 +11,7 @@ import {
   type PresenceTimes,
 } from "../domain/presence.ts";
 import { canAccessAllUsers, type RealmSettings } from "../domain/realm-settings.ts";
+import { parseUserSettings } from "../domain/user-settings.ts";
 import { isGuest, Role } from "../domain/roles.ts";
 import { SystemGroup } from "../domain/system-groups.ts";
 import { preparedQuery } from "../storage/compiled.ts";
@@ -40,14 +41,42 @@ export async function presenceTimesOf(db: Db, userId: number): Promise<PresenceT
   return row && { lastConnectedTime: row.last_connected_time, lastActiveTime: row.last_active_time };
 }
 
-/** The stored presence of each of `userIds` who has reported any: one statement (prepared for one user, the common batch). */
-export async function presenceTimesOfUsers(db: Db, userIds: readonly number[]): Promise<Map<number, PresenceTimes>> {
-  if (userIds.length === 1) {
-    const times = await presenceTimesOf(db, userIds[0]!);
-    return new Map(times ? [[userIds[0]!, times]] : []);
-  }
-  const rows = userIds.length === 0 ? [] : await db.selectFrom("user_presence").select(["user_id", "last_connected_time", "last_active_time"]).where("user_id", "in", userIds).execute();
-  return new Map(rows.map((row) => [Number(row.user_id), { lastConnectedTime: row.last_connected_time, lastActiveTime: row.last_active_time }]));
+/** What a batch of presence reports plans from: the user's stored presence (undefined: none yet) and whether they have presence_enabled. */
+export interface PresenceReportRow {
+  times: PresenceTimes | undefined;
+  presenceEnabled: boolean;
+}
+
+const reportRowsQuery = (db: Db) =>
+  db
+    .selectFrom("users")
+    .leftJoin("user_presence", "user_presence.user_id", "users.id")
+    .select(["users.id as user_id", "users.settings", "user_presence.user_id as presence_user_id", "user_presence.last_connected_time", "user_presence.last_active_time"]);
+
+const reportRowOfUser = preparedQuery((db, a: { userId: number }) => reportRowsQuery(db).where("users.id", "=", a.userId));
+
+/**
+ * The presence row and presence_enabled of each of `userIds` (absent: no such
+ * user), in one statement (prepared for one user, the common batch): the
+ * setting is read with the times, not from a cache, since it may have been
+ * turned off a moment ago in any process.
+ */
+export async function presenceReportRows(db: Db, userIds: readonly number[]): Promise<Map<number, PresenceReportRow>> {
+  const rows =
+    userIds.length === 0
+      ? []
+      : userIds.length === 1
+        ? await reportRowOfUser.execute(db, { userId: userIds[0]! })
+        : await reportRowsQuery(db).where("users.id", "in", userIds).execute();
+  return new Map(
+    rows.map((row) => [
+      Number(row.user_id),
+      {
+        times: row.presence_user_id === null ? undefined : { lastConnectedTime: row.last_connected_time, lastActiveTime: row.last_active_time },
+        presenceEnabled: parseUserSettings(row.settings).presence_enabled,
+      },
+    ]),
+  );
 }
 
 /**
