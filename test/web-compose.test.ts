@@ -69,7 +69,7 @@ describe("web client: compose", () => {
     const t = h.t;
     const stream = await h.createChannel("planning", [t.users.member, t.users.admin]);
     await h.send(t.users.admin, stream, "quarterly roadmap", "first");
-    await h.send(t.users.admin, stream, "hiring", "second");
+    const hiring = await h.send(t.users.admin, stream, "hiring", "second");
     const page = await h.newPage();
     // The channel's topics answer only after the first letters are typed, as on a slow
     // connection: the list must appear when they arrive.
@@ -90,6 +90,20 @@ describe("web client: compose", () => {
     releaseTopics();
     await page.getByRole("listbox", { name: "Topics" }).getByRole("option", { name: "quarterly roadmap" }).click();
     assert.equal(await topic.inputValue(), "quarterly roadmap");
+
+    // A list the user closed stays closed when a topic's rename makes the channel's topics load again.
+    await topic.fill("");
+    await topic.pressSequentially("hir");
+    const list = page.getByRole("listbox", { name: "Topics" });
+    await list.getByRole("option", { name: "hiring" }).waitFor();
+    await topic.press("Escape");
+    await list.waitFor({ state: "hidden" });
+    const reloaded = page.waitForResponse(/\/users\/me\/\d+\/topics$/);
+    assertSuccess(await t.api(t.users.admin, "PATCH", `/messages/${hiring}`, { topic: "hiring 2027", propagate_mode: "change_all" }));
+    await reloaded;
+    await page.getByRole("link", { name: "hiring 2027" }).first().waitFor();
+    assert.equal(await list.count(), 0);
+    assert.equal(await topic.inputValue(), "hir");
     assert.deepEqual(h.pageErrors, []);
   });
 

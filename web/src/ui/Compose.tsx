@@ -230,12 +230,18 @@ export function Compose({ narrow }: { narrow: Narrow }) {
     () => ({ value: topicRef.current?.value ?? "", caret: topicRef.current?.selectionStart ?? 0 }),
   );
 
-  // The channel's topics can arrive after the first letters typed: suggest again once they are here
-  // (not on each later message, which would reopen a list the user closed).
+  // The channel's topics can arrive after the first letters typed: suggest for them once they are here.
+  // Only then (not when a topic move makes them load again, which would reopen a list the user closed).
+  const typedBeforeTopics = useRef(false);
   const topicsLoaded = useTopics((s) => streamId !== null && s.byStream[streamId] !== undefined);
   useEffect(() => {
+    typedBeforeTopics.current = false;
+  }, [streamId]);
+  useEffect(() => {
     const field = topicRef.current;
-    if (topicsLoaded && field !== null && document.activeElement === field) topicAc.update(field.value, field.selectionStart ?? field.value.length);
+    if (!topicsLoaded || !typedBeforeTopics.current) return;
+    typedBeforeTopics.current = false;
+    if (field !== null && field.value !== "" && document.activeElement === field) topicAc.update(field.value, field.selectionStart ?? field.value.length);
   }, [topicsLoaded]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const recipientSuggest = useCallback(
@@ -484,9 +490,16 @@ export function Compose({ narrow }: { narrow: Narrow }) {
                 setTopic(e.target.value);
                 saveDraft(content, e.target.value);
                 topicAc.update(e.target.value, e.target.value.length);
+                typedBeforeTopics.current = !topicsLoaded && e.target.value !== "";
               }}
-              onKeyDown={(e) => void topicAc.handleKey(e)}
-              onBlur={() => topicAc.close()}
+              onKeyDown={(e) => {
+                if (e.key === "Escape") typedBeforeTopics.current = false;
+                void topicAc.handleKey(e);
+              }}
+              onBlur={() => {
+                typedBeforeTopics.current = false;
+                topicAc.close();
+              }}
               autoComplete="off"
             />
             <SuggestionList id="topic-suggestions" state={topicAc} label={t("Topics")} />
