@@ -36,6 +36,7 @@ import * as m0030 from "./migrations/0030_digest_emails.ts";
 import * as m0031 from "./migrations/0031_user_messages_clustered.ts";
 import * as m0032 from "./migrations/0032_row_change_notifications.ts";
 import * as m0033 from "./migrations/0033_group_membership_notifications.ts";
+import * as m0034 from "./migrations/0034_user_messages_key_checks.ts";
 
 /** What data migrations need from the running server. */
 export interface MigrationContext {
@@ -81,6 +82,7 @@ const MIGRATIONS: Record<string, MigrationFile> = {
   "0031_user_messages_clustered": m0031,
   "0032_row_change_notifications": m0032,
   "0033_group_membership_notifications": m0033,
+  "0034_user_messages_key_checks": m0034,
 };
 
 export async function migrateToLatest(storage: Storage, context: MigrationContext): Promise<string[]> {
