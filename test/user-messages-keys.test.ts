@@ -6,7 +6,8 @@
 // running at once are ordered by the insert's lock, as a native key's are.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { sql } from "kysely";
+import { sql, type Transaction } from "kysely";
+import type { Database } from "../src/storage/schema.ts";
 import { assertSuccess, createChannel, startTestApp, type TestApp } from "./helpers.ts";
 
 let t: TestApp;
@@ -63,6 +64,17 @@ describe("the flag rows' references", () => {
       "user_messages_user_id_fkey",
     );
     assert.equal(await flagRowsOf(messageId), before);
+    await rejectsAsForeignKey(
+      db()
+        .insertInto("user_messages")
+        .values([
+          { user_id: another, message_id: messageId, flags: 0 },
+          { user_id: another, message_id: UNKNOWN, flags: 0 },
+        ])
+        .execute(),
+      "user_messages_message_id_fkey",
+    );
+    assert.equal(await flagRowsOf(messageId), before);
     // Good rows alone go in.
     await db().insertInto("user_messages").values({ user_id: another, message_id: messageId, flags: 0 }).execute();
     assert.equal(await flagRowsOf(messageId), before + 1);
@@ -102,14 +114,49 @@ describe("the flag rows' references", () => {
 });
 
 describe("PostgreSQL: an insert and a delete at once", { skip: process.env.DATABASE_URL ? false : "PostgreSQL only (SQLite has one writer)" }, () => {
-  /** Resolves once some connection of this database waits for a row lock. */
-  async function someoneWaitsForALock(): Promise<void> {
+  /** Resolves once a connection of this database waits for a lock in a statement starting with `statement`. */
+  async function waitsForALock(statement: string): Promise<void> {
     for (let waited = 0; ; waited += 10) {
-      const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db());
+      const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`${statement}%`}`.execute(db());
       if (Number(rows[0]!.n) > 0) return;
-      if (waited > 10_000) throw new Error("nobody waited for a lock");
+      if (waited > 10_000) throw new Error(`nothing waited for a lock in ${statement}`);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+  }
+
+  /** Runs `work` in a transaction held open until the returned `release` is called; resolves once `work` is done. */
+  async function heldOpen(work: (trx: Transaction<Database>) => Promise<unknown>): Promise<{ release: () => void; done: Promise<unknown> }> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let worked!: () => void;
+    const workDone = new Promise<void>((resolve) => (worked = resolve));
+    const done = db()
+      .transaction()
+      .execute(async (trx) => {
+        await work(trx);
+        worked();
+        await held;
+      });
+    await workDone;
+    return { release, done };
+  }
+
+  const outcomeOf = (work: Promise<unknown>) =>
+    work.then(
+      () => "done",
+      (error: { code?: string; constraint?: string }) => `${error.code} ${error.constraint}`,
+    );
+
+  /** A user row that only flag rows will name (any user the API makes is named by other tables' keys too). */
+  async function bareUser(name: string): Promise<number> {
+    const email = `${name}@keys.example`;
+    const row = await db()
+      .insertInto("users")
+      .values({ realm_id: t.realm.id, email, delivery_email: email, full_name: name, api_key: `${name}-keys-api-key`, role: 400, email_address_visibility: 1, date_joined: 0, email_key: email, delivery_email_key: email, timezone: "", avatar_source: "G", avatar_version: 1 })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   /** A message whose flag rows are gone: nothing else names it. */
@@ -119,57 +166,60 @@ describe("PostgreSQL: an insert and a delete at once", { skip: process.env.DATAB
     return messageId;
   }
 
-  test("a delete of the message an uncommitted insert names waits for it, then fails", async () => {
+  test("a delete of the message or user an uncommitted insert names waits for it, then fails", async () => {
     const messageId = await unflaggedMessage();
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let inserted!: () => void;
-    const insertDone = new Promise<void>((resolve) => (inserted = resolve));
-    const insert = db()
-      .transaction()
-      .execute(async (trx) => {
-        await trx.insertInto("user_messages").values({ user_id: t.users.member.id, message_id: messageId, flags: 0 }).execute();
-        inserted();
-        await held;
-      });
-    await insertDone;
-    const remove = db()
-      .transaction()
-      .execute((trx) => trx.deleteFrom("messages").where("id", "=", messageId).execute());
-    const outcome = remove.then(
-      () => "deleted",
-      (error: { code?: string }) => error.code,
-    );
-    await someoneWaitsForALock();
-    release();
-    await insert;
-    assert.equal(await outcome, "23503");
+    const userId = await bareUser("racing");
+    const insert = await heldOpen((trx) => trx.insertInto("user_messages").values({ user_id: userId, message_id: messageId, flags: 0 }).execute());
+    const removeMessage = outcomeOf(db().deleteFrom("messages").where("id", "=", messageId).execute());
+    await waitsForALock('delete from "messages"');
+    const removeUser = outcomeOf(db().deleteFrom("users").where("id", "=", userId).execute());
+    await waitsForALock('delete from "users"');
+    insert.release();
+    await insert.done;
+    assert.equal(await removeMessage, "23503 user_messages_message_id_fkey");
+    assert.equal(await removeUser, "23503 user_messages_user_id_fkey");
     assert.equal(await flagRowsOf(messageId), 1);
   });
 
-  test("an insert naming a message an uncommitted delete removed waits for it, then fails", async () => {
+  test("an insert naming a message or user an uncommitted delete removed waits for it, then fails", async () => {
+    for (const [side, constraint] of [
+      ["message", "user_messages_message_id_fkey"],
+      ["user", "user_messages_user_id_fkey"],
+    ] as const) {
+      const messageId = await unflaggedMessage();
+      const userId = await bareUser(`removed-${side}`);
+      const remove = await heldOpen((trx) => (side === "message" ? trx.deleteFrom("messages").where("id", "=", messageId) : trx.deleteFrom("users").where("id", "=", userId)).execute());
+      const insert = outcomeOf(db().insertInto("user_messages").values({ user_id: userId, message_id: messageId, flags: 0 }).execute());
+      await waitsForALock('insert into "user_messages"');
+      remove.release();
+      await remove.done;
+      assert.equal(await insert, `23503 ${constraint}`);
+      assert.equal(await flagRowsOf(messageId), 0);
+    }
+  });
+
+  test("an open insert does not hold up edits of the message or of the users it names", { timeout: 20_000 }, async () => {
     const messageId = await unflaggedMessage();
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let deleted!: () => void;
-    const deleteDone = new Promise<void>((resolve) => (deleted = resolve));
-    const remove = db()
+    const insert = await heldOpen((trx) => trx.insertInto("user_messages").values({ user_id: t.users.member.id, message_id: messageId, flags: 0 }).execute());
+    // Both would wait for the insert's commit (and this test time out) were its locks stronger than FOR KEY SHARE.
+    await db().updateTable("messages").set({ content: "edited meanwhile" }).where("id", "=", messageId).execute();
+    await db().updateTable("users").set({ full_name: "Renamed meanwhile" }).where("id", "=", t.users.member.id).execute();
+    insert.release();
+    await insert.done;
+    assert.equal(await flagRowsOf(messageId), 1);
+  });
+
+  test("a delete outside READ COMMITTED is refused; a TRUNCATE that leaves flag rows fails", async () => {
+    const { messageId } = await sentMessage();
+    await db().deleteFrom("user_messages").where("message_id", "=", messageId).execute();
+    const repeatable = db()
       .transaction()
-      .execute(async (trx) => {
-        await trx.deleteFrom("messages").where("id", "=", messageId).execute();
-        deleted();
-        await held;
-      });
-    await deleteDone;
-    const insert = db().insertInto("user_messages").values({ user_id: t.users.member.id, message_id: messageId, flags: 0 }).execute();
-    const outcome = insert.then(
-      () => "inserted",
-      (error: { code?: string; constraint?: string }) => `${error.code} ${error.constraint}`,
-    );
-    await someoneWaitsForALock();
-    release();
-    await remove;
-    assert.equal(await outcome, "23503 user_messages_message_id_fkey");
-    assert.equal(await flagRowsOf(messageId), 0);
+      .setIsolationLevel("repeatable read")
+      .execute((trx) => trx.deleteFrom("messages").where("id", "=", messageId).execute());
+    await assert.rejects(repeatable, (error: { code?: string }) => error.code === "0A000");
+    assert.ok(await db().selectFrom("messages").select("id").where("id", "=", messageId).executeTakeFirst());
+    // CASCADE empties the tables whose native keys name messages, but not user_messages: the trigger refuses it all.
+    await assert.rejects(sql`TRUNCATE messages CASCADE`.execute(db()), (error: { code?: string }) => error.code === "23503");
+    assert.ok(await db().selectFrom("messages").select("id").where("id", "=", messageId).executeTakeFirst());
   });
 });
