@@ -49,34 +49,22 @@ describe("the flag rows' references", () => {
     const { messageId, userIds } = await sentMessage();
     const another = t.users.admin.id;
     assert.ok(!userIds.includes(another));
-    await rejectsAsForeignKey(db().insertInto("user_messages").values({ user_id: UNKNOWN, message_id: messageId, flags: 0 }).execute(), "user_messages_user_id_fkey");
-    await rejectsAsForeignKey(db().insertInto("user_messages").values({ user_id: another, message_id: UNKNOWN, flags: 0 }).execute(), "user_messages_message_id_fkey");
+    /** Flag rows (user ID, message ID) in one INSERT. */
+    const insert = (...rows: [number, number][]) =>
+      db()
+        .insertInto("user_messages")
+        .values(rows.map(([user_id, message_id]) => ({ user_id, message_id, flags: 0 })))
+        .execute();
+    await rejectsAsForeignKey(insert([UNKNOWN, messageId]), "user_messages_user_id_fkey");
+    await rejectsAsForeignKey(insert([another, UNKNOWN]), "user_messages_message_id_fkey");
     // One bad row among good ones: nothing is written.
     const before = await flagRowsOf(messageId);
-    await rejectsAsForeignKey(
-      db()
-        .insertInto("user_messages")
-        .values([
-          { user_id: another, message_id: messageId, flags: 0 },
-          { user_id: UNKNOWN, message_id: messageId, flags: 0 },
-        ])
-        .execute(),
-      "user_messages_user_id_fkey",
-    );
+    await rejectsAsForeignKey(insert([another, messageId], [UNKNOWN, messageId]), "user_messages_user_id_fkey");
     assert.equal(await flagRowsOf(messageId), before);
-    await rejectsAsForeignKey(
-      db()
-        .insertInto("user_messages")
-        .values([
-          { user_id: another, message_id: messageId, flags: 0 },
-          { user_id: another, message_id: UNKNOWN, flags: 0 },
-        ])
-        .execute(),
-      "user_messages_message_id_fkey",
-    );
+    await rejectsAsForeignKey(insert([another, messageId], [another, UNKNOWN]), "user_messages_message_id_fkey");
     assert.equal(await flagRowsOf(messageId), before);
     // Good rows alone go in.
-    await db().insertInto("user_messages").values({ user_id: another, message_id: messageId, flags: 0 }).execute();
+    await insert([another, messageId]);
     assert.equal(await flagRowsOf(messageId), before + 1);
   });
 
