@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
-import { groupCommitStats, inRealmTransaction } from "../src/actions/transaction.ts";
+import { groupCommitStats, inRealmTransaction, type SharedWrite } from "../src/actions/transaction.ts";
 import { ApiError } from "../src/errors.ts";
 import { assertError, assertSuccess, PG_URL, startTestApp, uniqueName, type TestApp } from "./helpers.ts";
 import { statementsRun } from "./statement-log.ts";
@@ -186,6 +186,61 @@ describe("group commit", () => {
     assert.deepEqual((await snippetTitles(t.users.member.id)).filter((title) => /^o\d$/.test(title)), ["o1", "o3", "o4"]);
     assert.deepEqual(told, ["o1", "o3", "o4"]);
     assert.deepEqual(t.eventsFor(t.users.member.id, "test_write").map((e) => e.title), ["o1", "o3", "o4"]);
+  });
+
+  test("writes leading with a shared write: one run for the batch on PostgreSQL, before the bodies; a failure runs each alone", async () => {
+    t.clearEvents();
+    // One INSERT for all the titles it is given; a title "bad" makes the whole statement fail.
+    const runs: string[][] = [];
+    const insertTitles: SharedWrite<string, number> = {
+      async run(trx, titles) {
+        runs.push([...titles]);
+        if (titles.includes("bad")) throw new ApiError(400, "BAD_REQUEST", "refused bad");
+        const rows = await trx
+          .insertInto("saved_snippets")
+          .values(titles.map((title) => ({ realm_id: t.realm.id, user_id: t.users.member.id, title, content: "x", date_created: 0 })))
+          .returning("id")
+          .execute();
+        return rows.map((r) => r.id);
+      },
+    };
+    const bodies: string[] = [];
+    const write = (title: string) =>
+      inRealmTransaction(
+        t.services,
+        t.realm.id,
+        async (_trx, pending, id: number) => {
+          bodies.push(title);
+          pending.add(t.realm.id, { type: "test_write", title }, [t.users.member.id]);
+          return { title, id };
+        },
+        { rerunnable: true, lead: { write: insertTitles, params: title } },
+      );
+    const together = await Promise.all([write("s1"), write("s2"), write("s3")]);
+    assert.deepEqual(
+      together.map((r) => r.title),
+      ["s1", "s2", "s3"],
+    );
+    // Each body got its own row's ID, drawn in the batch's order.
+    const stored = await t.services.storage.db.selectFrom("saved_snippets").select(["id", "title"]).where("title", "in", ["s1", "s2", "s3"]).orderBy("id").execute();
+    assert.deepEqual(together, stored.map((r) => ({ title: r.title, id: r.id })));
+    // SQLite runs each write in its savepoint, its lead alone; PostgreSQL runs the batch together, the lead once.
+    assert.deepEqual(runs, PG_URL ? [["s1", "s2", "s3"]] : [["s1"], ["s2"], ["s3"]]);
+    assert.deepEqual(bodies, ["s1", "s2", "s3"]);
+
+    runs.length = 0;
+    bodies.length = 0;
+    t.clearEvents();
+    const results = await Promise.allSettled([write("t1"), write("bad"), write("t3")]);
+    assert.equal(results[0].status, "fulfilled");
+    assert.equal(results[1].status, "rejected");
+    assert.match(((results[1] as PromiseRejectedResult).reason as Error).message, /refused bad/);
+    assert.equal(results[2].status, "fulfilled");
+    // The shared run failed, so no body ran in that attempt; then each ran alone, the failing one undone alone.
+    assert.deepEqual(runs, PG_URL ? [["t1", "bad", "t3"], ["t1"], ["bad"], ["t3"]] : [["t1"], ["bad"], ["t3"]]);
+    assert.deepEqual(bodies, ["t1", "t3"]);
+    assert.deepEqual((await snippetTitles(t.users.member.id)).filter((title) => /^(t\d|bad)$/.test(title)), ["t1", "t3"]);
+    assert.deepEqual(t.eventsFor(t.users.member.id, "test_write").map((e) => e.title), ["t1", "t3"]);
   });
 
   test("a transaction that cannot begin fails the writes waiting for it, and the next ones go on", { timeout: 10_000 }, async () => {

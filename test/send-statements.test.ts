@@ -14,9 +14,12 @@ import {
   type RootOperationNode,
   type UnknownRow,
 } from "kysely";
+import { waitingWrites } from "../src/actions/transaction.ts";
+import { lockRealm } from "../src/storage/database.ts";
+import { missedMessageEmailJobKey } from "../src/jobs/names.ts";
 import { preparedQuery } from "../src/storage/compiled.ts";
 import { Role } from "../src/domain/roles.ts";
-import { assertSuccess, startJobRunner, startTestApp, type TestApp } from "./helpers.ts";
+import { assertSuccess, PG_URL, startJobRunner, startTestApp, type TestApp } from "./helpers.ts";
 import { statementsRun, warmRowCache } from "./statement-log.ts";
 
 let t: TestApp;
@@ -99,7 +102,7 @@ describe("prepared queries (storage/compiled.ts)", () => {
 });
 
 /** PostgreSQL's one statement for a message: the message, its flags rows, and the missed-message emails it owes. */
-const SEND_POSTGRES = "with m, f, owed, batched, recorded, queued, email_jobs: select m";
+const SEND_POSTGRES = "with input, ids, m, f, owed, batched, recorded, queued, email_jobs: select ids";
 
 describe("POST /messages: statements per send", () => {
   /** The statements that write the message: the organization's lock, then the message. */
@@ -168,5 +171,66 @@ describe("POST /messages: statements per send", () => {
     const follows = ["select user_topics", "insert user_topics", "select user_topics"];
     // The sender starts the topic and follows it (their own automatic policy), then Olive follows it.
     assert.deepEqual(statements.slice(statements.indexOf("raw SELECT u.id, u.settings,") + 1), [...durable(), ...follows, ...follows]);
+  });
+
+  // SQLite's one connection cannot be held elsewhere while the sends read; it writes each send's message on its own anyway.
+  test("PostgreSQL: sends that share a transaction are written by one statement, their messages, flags rows and emails, IDs in the batch's order", { skip: !PG_URL && "PostgreSQL only" }, async () => {
+    const mona = await t.createUser("Mona Missed");
+    assertSuccess(await t.api(t.users.owner, "POST", "/users/me/subscriptions", { subscriptions: [{ name: "costs" }], principals: [mona.id] }));
+    const db = t.services.storage.db;
+    const contents = ["@**Mona Missed** one", "two", "@**Mona Missed** three", "four"];
+    // The Notification Bot's message about her subscription started a batch of emails for her: gone, so
+    // that this statement starts her batch and queues her job.
+    await db.deleteFrom("missed_message_emails").where("user_id", "=", mona.id).execute();
+    await db.deleteFrom("jobs").where("job_key", "=", missedMessageEmailJobKey(mona.id)).execute();
+    await t.services.jobs!.stop();
+    try {
+      t.clearEvents();
+      let replies!: Promise<number[]>;
+      // The organization's lock held elsewhere, so the four sends wait for one transaction and share it.
+      const run = await statementsRun(t.services.storage, async () => {
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => (release = resolve));
+        const holder = db.transaction().execute(async (trx) => {
+          await lockRealm(trx, t.services.storage.dialect, t.realm.id);
+          await released;
+        });
+        replies = Promise.all(
+          contents.map((content) => t.api(t.users.member, "POST", "/messages", { type: "stream", to: channelId, topic: "together", content }).then((r) => assertSuccess(r).id as number)),
+        );
+        for (let polls = 0; waitingWrites(t.services.storage, t.realm.id) < contents.length; polls += 1) {
+          assert.ok(polls < 500, `only ${waitingWrites(t.services.storage, t.realm.id)} sends came to wait`);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        release();
+        await holder;
+        await replies;
+      });
+      const ids = await replies;
+      const writes = run.map((q) => describeStatement(q.query)).filter((d) => d === SEND_POSTGRES || d === "insert messages");
+      assert.deepEqual(writes, [SEND_POSTGRES]);
+      // IDs drawn in the order the batch took the sends, which is the order their events go out in.
+      const events = t.events.filter((n) => n.event.type === "message").map((n) => n.event.message as { id: number; content: string });
+      assert.deepEqual(events.map((m) => m.id), [...ids].sort((a, b) => a - b));
+      const byId = new Map(events.map((m) => [m.id, m.content]));
+      assert.deepEqual(ids.map((id) => byId.get(id)!.replace(/<[^>]+>/g, "")), ["@Mona Missed one", "two", "@Mona Missed three", "four"]);
+      // Each message's flags rows are its own: Mona is mentioned in the first and third only.
+      const monaRows = await db.selectFrom("user_messages").select(["message_id", "flags"]).where("user_id", "=", mona.id).where("message_id", "in", ids).orderBy("message_id").execute();
+      assert.deepEqual(
+        monaRows.map((r) => [r.message_id, (Number(r.flags) & 8) !== 0]),
+        [...ids].sort((a, b) => a - b).map((id) => [id, id === ids[0] || id === ids[2]]),
+      );
+      const subscribers = await db.selectFrom("user_messages").select((eb) => eb.fn.countAll<number>().as("n")).where("message_id", "in", ids).groupBy("message_id").execute();
+      assert.deepEqual(subscribers.map((r) => Number(r.n)), [12, 12, 12, 12]);
+      // Mona is owed an email for each mention: one batch, started by the first of them, and one job.
+      const owed = await db.selectFrom("missed_message_emails").select(["message_id", "scheduled_at"]).where("user_id", "=", mona.id).orderBy("message_id").execute();
+      assert.deepEqual(owed.map((r) => r.message_id), [ids[0]!, ids[2]!].sort((a, b) => a - b));
+      assert.equal(Number(owed[0]!.scheduled_at), Number(owed[1]!.scheduled_at));
+      const jobs = await db.selectFrom("jobs").select("run_at").where("job_key", "=", missedMessageEmailJobKey(mona.id)).where("status", "=", "queued").execute();
+      assert.equal(jobs.length, 1);
+      assert.equal(Number(jobs[0]!.run_at), Number(owed[0]!.scheduled_at));
+    } finally {
+      t.services.jobs = startJobRunner(t.services);
+    }
   });
 });

@@ -51,7 +51,7 @@ import { copyRows } from "../storage/row-cache.ts";
 import type { Attachment, Channel, Database, MessageTable, Realm, User } from "../storage/schema.ts";
 import { preparedQuery } from "../storage/compiled.ts";
 import { actorFor, cachedActorFor } from "./actor.ts";
-import { inRealmTransaction, type Trx } from "./transaction.ts";
+import { inRealmTransaction, type SharedWrite, type Trx } from "./transaction.ts";
 import { enqueueLinkPreviews, linkPreviewsOn } from "./link-previews.ts";
 import { PUSH_MESSAGE_JOB, type PushMessageJob } from "../jobs/names.ts";
 import { missedMessageEmailsOwed, owedEmailArrays, withOwedEmailWrites, writeMissedMessageEmails, type OwedEmail, type OwedEmailArrays } from "./missed-message-emails.ts";
@@ -168,26 +168,109 @@ const messageValues = (a: Required<NewMessage>): Required<NewMessage> => ({
   has_link: a.has_link,
 });
 const insertMessageSqlite = preparedQuery((db, a: Required<NewMessage>) => db.insertInto("messages").values(messageValues(a)).returning("id"));
-// PostgreSQL: the message, its flags rows and the emails it owes in one statement (one round trip while
-// the organization's lock is held). The flags rows' foreign-key checks run at the statement's end, when
-// the message is there; with no email owed, the email parts read and write nothing.
-const insertMessageWithFlagsPostgres = preparedQuery((db, a: Required<NewMessage> & { userIds: number[]; flags: number[] } & OwedEmailArrays) =>
+/** A message's row, its flags rows and the emails it owes: what one send writes first on PostgreSQL. */
+interface MessageWrite {
+  row: Required<NewMessage>;
+  flagsByUser: ReadonlyMap<number, number>;
+  owedEmails: readonly OwedEmail[];
+  /** UNIX ms, when the send was checked: the email jobs' created_at (the batch's latest). */
+  now: number;
+}
+type MessageArrays = { [K in keyof Required<NewMessage> as `${K}s`]: Required<NewMessage>[K][] };
+const messageArrays = (rows: readonly Required<NewMessage>[]): MessageArrays => ({
+  realm_ids: rows.map((r) => r.realm_id),
+  sender_ids: rows.map((r) => r.sender_id),
+  recipient_ids: rows.map((r) => r.recipient_id),
+  channel_ids: rows.map((r) => r.channel_id),
+  topics: rows.map((r) => r.topic),
+  topic_keys: rows.map((r) => r.topic_key),
+  contents: rows.map((r) => r.content),
+  rendered_contents: rows.map((r) => r.rendered_content),
+  date_sents: rows.map((r) => r.date_sent),
+  sending_clients: rows.map((r) => r.sending_client),
+  last_edit_times: rows.map((r) => r.last_edit_time),
+  last_moved_times: rows.map((r) => r.last_moved_time),
+  edit_historys: rows.map((r) => r.edit_history),
+  has_attachments: rows.map((r) => r.has_attachment),
+  has_images: rows.map((r) => r.has_image),
+  has_links: rows.map((r) => r.has_link),
+});
+// PostgreSQL: the messages of a batch of sends, their flags rows and the emails they owe in one
+// statement (one round trip while the organization's lock is held, whatever the batch's size). The IDs
+// are drawn in the batch's order before the rows are written, so message IDs follow the order the
+// callers are told in; `ord` ties each flags row and owed email to its message. The flags rows' key
+// checks run at the statement's end, when the messages are there; with no email owed, the email parts
+// read and write nothing.
+const insertMessagesPostgres = preparedQuery((db, a: MessageArrays & { flagOrds: number[]; userIds: number[]; flags: number[] } & OwedEmailArrays) =>
   withOwedEmailWrites(
     db
-      .with("m", (qc) => qc.insertInto("messages").values(messageValues(a)).returning("id"))
-      .with("f", (qc) =>
-        qc
-          .insertInto("user_messages")
-          .columns(["user_id", "message_id", "flags"])
-          .expression(sql`SELECT t.u, m.id, t.f FROM m, unnest(${a.userIds}::integer[], ${a.flags}::integer[]) AS t(u, f)`)
-          .returning("message_id"),
+      .with(
+        "input",
+        () => sql`(SELECT * FROM unnest(
+          ${a.realm_ids}::integer[], ${a.sender_ids}::integer[], ${a.recipient_ids}::integer[], ${a.channel_ids}::integer[],
+          ${a.topics}::text[], ${a.topic_keys}::text[], ${a.contents}::text[], ${a.rendered_contents}::text[], ${a.date_sents}::bigint[],
+          ${a.sending_clients}::text[], ${a.last_edit_times}::bigint[], ${a.last_moved_times}::bigint[], ${a.edit_historys}::text[],
+          ${a.has_attachments}::boolean[], ${a.has_images}::boolean[], ${a.has_links}::boolean[]
+        ) WITH ORDINALITY AS t(realm_id, sender_id, recipient_id, channel_id, topic, topic_key, content, rendered_content, date_sent,
+          sending_client, last_edit_time, last_moved_time, edit_history, has_attachment, has_image, has_link, ord))`,
+      )
+      // Materialized (it is volatile and read three times): each message's ID is drawn once, in order.
+      .with("ids", () => sql`(SELECT nextval(pg_get_serial_sequence('messages', 'id'))::integer AS id, ord FROM (SELECT ord FROM input ORDER BY ord) o)`)
+      .with(
+        "m",
+        () => sql`(INSERT INTO messages (id, realm_id, sender_id, recipient_id, channel_id, topic, topic_key, content, rendered_content, date_sent,
+          sending_client, last_edit_time, last_moved_time, edit_history, has_attachment, has_image, has_link)
+          SELECT ids.id, realm_id, sender_id, recipient_id, channel_id, topic, topic_key, content, rendered_content, date_sent,
+          sending_client, last_edit_time, last_moved_time, edit_history, has_attachment, has_image, has_link FROM input JOIN ids USING (ord))`,
+      )
+      .with(
+        "f",
+        () => sql`(INSERT INTO user_messages (user_id, message_id, flags)
+          SELECT t.u, ids.id, t.f FROM unnest(${a.flagOrds}::bigint[], ${a.userIds}::integer[], ${a.flags}::integer[]) AS t(o, u, f) JOIN ids ON ids.ord = t.o)`,
       ),
-    sql<number>`(SELECT id FROM m)`,
     a,
   )
-    .selectFrom("m")
-    .select(["m.id", (eb) => eb.selectFrom("email_jobs").select((e) => e.fn.countAll<number>().as("n")).as("email_jobs")]),
+    .selectFrom("ids")
+    .select(["ids.id", (eb) => eb.selectFrom("email_jobs").select((e) => e.fn.countAll<number>().as("n")).as("email_jobs")])
+    .orderBy("ids.ord"),
 );
+/** A batch's message writes in one statement; each send gets its message's ID, and whether jobs were queued for emails. */
+const messageWrite = (services: Services, row: Required<NewMessage>, notices: Pick<MessageWrite, "flagsByUser" | "owedEmails">): MessageWrite => ({
+  row,
+  flagsByUser: notices.flagsByUser,
+  owedEmails: notices.owedEmails,
+  now: services.nowMs(),
+});
+interface MessageWritten {
+  id: number;
+  /** Jobs were queued for missed-message emails (by this statement, for any of its messages). */
+  emailJobs: boolean;
+}
+const messageWritesPostgres: SharedWrite<MessageWrite, MessageWritten> = {
+  async run(trx, writes) {
+    const flagOrds: number[] = [];
+    const userIds: number[] = [];
+    const flags: number[] = [];
+    writes.forEach((w, k) => {
+      for (const [userId, bits] of w.flagsByUser) {
+        flagOrds.push(k + 1);
+        userIds.push(userId);
+        flags.push(bits);
+      }
+    });
+    const rows = await insertMessagesPostgres.execute(trx, {
+      ...messageArrays(writes.map((w) => w.row)),
+      flagOrds,
+      userIds,
+      flags,
+      ...owedEmailArrays(
+        writes.map((w) => w.owedEmails),
+        Math.max(...writes.map((w) => w.now)),
+      ),
+    });
+    return rows.map((r) => ({ id: r.id, emailJobs: Number(r.email_jobs) > 0 }));
+  },
+};
 const insertFlagRowsSqlite = preparedQuery(
   (_db, a: { messageId: number; rows: string }) =>
     sql<never>`INSERT INTO user_messages (user_id, message_id, flags) SELECT json_extract(value, '$[0]'), ${a.messageId}, json_extract(value, '$[1]') FROM json_each(${a.rows})`,
@@ -453,8 +536,10 @@ async function isTopicInitiation(db: Db, actor: Actor, channel: Channel, topicKe
 export async function sendMessage(services: Services, realm: Realm, sender: User, request: SendRequest): Promise<SendResult> {
   const prepared = await checkMessage(services, services.storage.db, realm, sender, request);
   const notices = await noticesOf(services, services.storage.db, sender, prepared);
-  // writeMessage acts through the transaction and `pending` alone, so a batch of sends runs without savepoints.
-  return inRealmTransaction(services, realm.id, (trx, pending) => writeMessage(services, trx, pending, realm, sender, request, prepared, notices), { rerunnable: true });
+  // writeMessage acts through the transaction and `pending` alone, so a batch of sends runs without
+  // savepoints. On PostgreSQL the batch's messages are written by one statement before the bodies run.
+  const lead = services.storage.dialect === "postgres" ? { write: messageWritesPostgres, params: messageWrite(services, prepared.newRow, notices) } : undefined;
+  return inRealmTransaction(services, realm.id, (trx, pending, written) => writeMessage(services, trx, pending, written, realm, sender, request, prepared, notices), { rerunnable: true, lead });
 }
 
 /**
@@ -464,7 +549,7 @@ export async function sendMessage(services: Services, realm: Realm, sender: User
  */
 export async function sendMessageInTransaction(services: Services, trx: Trx, pending: PendingEvents, realm: Realm, sender: User, request: SendRequest): Promise<SendResult> {
   const prepared = await checkMessage(services, trx, realm, sender, request);
-  return writeMessage(services, trx, pending, realm, sender, request, prepared, await noticesOf(services, trx, sender, prepared));
+  return writeMessage(services, trx, pending, undefined, realm, sender, request, prepared, await noticesOf(services, trx, sender, prepared));
 }
 
 export type CheckedMessage = Awaited<ReturnType<typeof checkMessage>>;
@@ -610,29 +695,25 @@ async function mentionedOutgoingBots(
  * and recorded with the message, as Zulip's Tornado decides on the message event, so no later
  * transaction is paid per send); its ID.
  *
- * The flags rows are one statement whatever the channel's size: the user IDs and flags travel as two
+ * The flags rows are one statement whatever the channel's size: the user IDs and flags travel as
  * arrays (PostgreSQL) or one JSON text (SQLite) rather than three bound values a row, which passed
  * SQLite's 32,766-variable limit at about 10,900 subscribers (PostgreSQL's 65,535 at 21,800) and
- * made a statement text of its own for every channel size. On PostgreSQL all of it is the message's
- * own statement: one round trip while the organization's lock is held.
+ * made a statement text of its own for every channel size. On PostgreSQL all of it was written
+ * already, for the whole batch of sends in one statement (`written`: messageWritesPostgres).
  */
 async function insertMessage(
   services: Services,
   trx: Trx,
   pending: PendingEvents,
+  written: MessageWritten | undefined,
   newRow: Required<NewMessage>,
   flagsByUser: ReadonlyMap<number, number>,
   owedEmails: readonly OwedEmail[],
 ): Promise<number> {
   if (services.storage.dialect === "postgres") {
-    const row = (await insertMessageWithFlagsPostgres.executeTakeFirst(trx, {
-      ...newRow,
-      userIds: [...flagsByUser.keys()],
-      flags: [...flagsByUser.values()],
-      ...owedEmailArrays(owedEmails, services.nowMs()),
-    }))!;
-    if (Number(row.email_jobs) > 0) wakeAfterCommit(pending, services);
-    return row.id;
+    const { id, emailJobs } = written ?? (await messageWritesPostgres.run(trx, [messageWrite(services, newRow, { flagsByUser, owedEmails })]))[0]!;
+    if (emailJobs) wakeAfterCommit(pending, services);
+    return id;
   }
   const { id } = (await insertMessageSqlite.executeTakeFirst(trx, newRow))!;
   if (flagsByUser.size > 0) await insertFlagRowsSqlite.execute(trx, { messageId: id, rows: JSON.stringify([...flagsByUser]) });
@@ -692,6 +773,7 @@ async function writeMessage(
   services: Services,
   trx: Trx,
   pending: PendingEvents,
+  written: MessageWritten | undefined,
   realm: Realm,
   sender: User,
   request: SendRequest,
@@ -702,7 +784,7 @@ async function writeMessage(
   const { flagsByUser, flags, followers, owedEmails } = notices;
   const { channel, topic } = conversation;
   const now = newRow.date_sent;
-  const messageId = await insertMessage(services, trx, pending, newRow, flagsByUser, owedEmails);
+  const messageId = await insertMessage(services, trx, pending, written, newRow, flagsByUser, owedEmails);
   await enqueueLinkPreviews(services, trx, pending, realm.id, messageId, content, rendered.linksForPreview);
   if (attachments.length > 0) await linkAttachments(trx, realm.id, messageId, attachments, pending);
   const submessages: ApiSubmessage[] = [];

@@ -14,7 +14,7 @@
 // writes are common table expressions of the message's own INSERT
 // (actions/messages.ts): each round trip while the lock is held lengthens
 // every send's wait (bench/RESULTS.md, "What the mention costs").
-import { sql, type Expression, type QueryCreator } from "kysely";
+import { sql, type QueryCreator } from "kysely";
 import { VisibilityPolicy } from "../domain/messages.ts";
 import { notificationTrigger } from "../domain/notifications.ts";
 import { parseUserSettings } from "../domain/user-settings.ts";
@@ -67,8 +67,9 @@ export async function missedMessageEmailsOwed(services: Services, check: EmailCh
   return owed;
 }
 
-/** The owed emails as the PostgreSQL statements' arrays. */
+/** The owed emails as the PostgreSQL statements' arrays: each row names its message by `owedOrds`, a position in the statement's `ids`. */
 export type OwedEmailArrays = {
+  owedOrds: number[];
   owedUserIds: number[];
   owedTriggers: string[];
   owedDefaultAts: number[];
@@ -78,51 +79,65 @@ export type OwedEmailArrays = {
   now: number;
 };
 
-export function owedEmailArrays(owed: readonly OwedEmail[], now: number): OwedEmailArrays {
-  return {
-    owedUserIds: owed.map((o) => o.userId),
-    owedTriggers: owed.map((o) => o.trigger),
-    owedDefaultAts: owed.map((o) => o.defaultAt),
-    owedJobKeys: owed.map((o) => missedMessageEmailJobKey(o.userId)),
-    owedPayloads: owed.map((o) => JSON.stringify({ user_id: o.userId } satisfies MissedMessageEmailJob)),
-    now,
-  };
+/** The emails owed by each message of a statement, `owedBy[k]` by its message at position k + 1. */
+export function owedEmailArrays(owedBy: readonly (readonly OwedEmail[])[], now: number): OwedEmailArrays {
+  const arrays: OwedEmailArrays = { owedOrds: [], owedUserIds: [], owedTriggers: [], owedDefaultAts: [], owedJobKeys: [], owedPayloads: [], now };
+  owedBy.forEach((owed, k) => {
+    for (const o of owed) {
+      arrays.owedOrds.push(k + 1);
+      arrays.owedUserIds.push(o.userId);
+      arrays.owedTriggers.push(o.trigger);
+      arrays.owedDefaultAts.push(o.defaultAt);
+      arrays.owedJobKeys.push(missedMessageEmailJobKey(o.userId));
+      arrays.owedPayloads.push(JSON.stringify({ user_id: o.userId } satisfies MissedMessageEmailJob));
+    }
+  });
+  return arrays;
 }
 
 /**
- * PostgreSQL: the common table expressions that write the owed emails of message `messageId` (a
- * value, or the message's own INSERT's id): each user's pending batch, their row, and their job
+ * PostgreSQL: the common table expressions that write the owed emails of the messages in `ids(ord,
+ * id)`, a table expression `qc` already has: each user's pending batch, their rows, and their job
  * unless one is queued, whose lock keeps a runner from claiming it (SKIP LOCKED) until this commits.
- * `email_jobs` holds the IDs of the jobs inserted. (Kysely writes a raw body as it is: hence the parentheses.) Every part sees the snapshot from before the
- * statement; each user appears once, so no part needs another's write.
+ * `email_jobs` holds the IDs of the jobs inserted. (Kysely writes a raw body as it is: hence the
+ * parentheses.) Every part sees the snapshot from before the statement, so what a user is owed by
+ * several of its messages is decided together: one batch (Zulip's: a message joins the pending
+ * batch, the first one starts it) and one job.
  */
-export function withOwedEmailWrites<DB extends Database>(qc: QueryCreator<DB>, messageId: Expression<number>, a: OwedEmailArrays) {
+export function withOwedEmailWrites<DB extends Database>(qc: QueryCreator<DB>, a: OwedEmailArrays) {
   return qc
     .with(
-      "owed(user_id, trigger, default_at, job_key, payload)",
-      () => sql`(SELECT * FROM unnest(${a.owedUserIds}::integer[], ${a.owedTriggers}::text[], ${a.owedDefaultAts}::bigint[], ${a.owedJobKeys}::text[], ${a.owedPayloads}::text[]))`,
+      "owed(ord, user_id, trigger, default_at, job_key, payload)",
+      () =>
+        sql`(SELECT * FROM unnest(${a.owedOrds}::bigint[], ${a.owedUserIds}::integer[], ${a.owedTriggers}::text[], ${a.owedDefaultAts}::bigint[], ${a.owedJobKeys}::text[], ${a.owedPayloads}::text[]))`,
     )
     .with(
       "batched",
-      () => sql`(SELECT o.*, COALESCE((SELECT min(e.scheduled_at) FROM missed_message_emails e WHERE e.user_id = o.user_id), o.default_at) AS scheduled_at FROM owed o)`,
+      () =>
+        sql`(SELECT o.*, COALESCE((SELECT min(e.scheduled_at) FROM missed_message_emails e WHERE e.user_id = o.user_id), (SELECT min(p.default_at) FROM owed p WHERE p.user_id = o.user_id)) AS scheduled_at FROM owed o)`,
     )
     .with(
       "recorded",
-      () => sql`(INSERT INTO missed_message_emails (user_id, message_id, trigger, scheduled_at) SELECT user_id, ${messageId}, trigger, scheduled_at FROM batched ON CONFLICT (user_id, message_id) DO NOTHING)`,
+      () =>
+        sql`(INSERT INTO missed_message_emails (user_id, message_id, trigger, scheduled_at) SELECT b.user_id, ids.id, b.trigger, b.scheduled_at FROM batched b JOIN ids ON ids.ord = b.ord ON CONFLICT (user_id, message_id) DO NOTHING)`,
     )
     .with("queued", () => sql`(SELECT job_key FROM jobs WHERE job_key = ANY(${a.owedJobKeys}::text[]) AND name = ${MISSED_MESSAGE_EMAIL_JOB} AND status = 'queued' FOR UPDATE)`)
     .with(
       "email_jobs",
       () => sql<{ id: number }>`(
         INSERT INTO jobs (name, payload, job_key, run_at, max_attempts, created_at)
-        SELECT ${MISSED_MESSAGE_EMAIL_JOB}, payload, job_key, scheduled_at, ${DEFAULT_MAX_ATTEMPTS}, ${a.now} FROM batched
+        SELECT DISTINCT ON (job_key) ${MISSED_MESSAGE_EMAIL_JOB}, payload, job_key, scheduled_at, ${DEFAULT_MAX_ATTEMPTS}, ${a.now} FROM batched
         WHERE job_key NOT IN (SELECT job_key FROM queued)
+        ORDER BY job_key, ord
         RETURNING id)`,
     );
 }
 
 const recordOwedPostgres = preparedQuery((db, a: OwedEmailArrays & { messageId: number }) =>
-  withOwedEmailWrites(db, sql<number>`${a.messageId}`, a)
+  withOwedEmailWrites(
+    db.with("ids(ord, id)", () => sql`(SELECT 1::bigint, ${a.messageId}::integer)`),
+    a,
+  )
     .selectFrom("email_jobs")
     .select("id"),
 );
@@ -145,7 +160,7 @@ const queuedEmailJob = preparedQuery((db, a: { key: string }) =>
 export async function writeMissedMessageEmails(services: Services, trx: Trx, pending: EnqueueContext, messageId: number, owed: readonly OwedEmail[]): Promise<void> {
   if (owed.length === 0) return;
   if (services.storage.dialect === "postgres") {
-    const jobs = await recordOwedPostgres.execute(trx, { messageId, ...owedEmailArrays(owed, services.nowMs()) });
+    const jobs = await recordOwedPostgres.execute(trx, { messageId, ...owedEmailArrays([owed], services.nowMs()) });
     if (jobs.length > 0) wakeAfterCommit(pending, services);
     return;
   }

@@ -14,7 +14,9 @@
 // batch's round trips bound how fast an organization writes. So a batch of
 // writes that can be run again from the start (the message send) runs them
 // together without savepoints; if one fails, the transaction is rolled back
-// and the batch is run again, each write in its own savepoint.
+// and the batch is run again, each write in its own savepoint. Writes that
+// begin with the same kind of statement (a message's INSERT) may share it: it
+// runs once for the whole batch, before their bodies (SharedWrite).
 import { sql, type Transaction } from "kysely";
 import { PendingEvents } from "../events/notifier.ts";
 import type { Services } from "../services.ts";
@@ -23,10 +25,27 @@ import type { Database } from "../storage/schema.ts";
 
 export type Trx = Transaction<Database>;
 
-type Body<T> = (trx: Trx, pending: PendingEvents) => Promise<T>;
+type Body<T, L = undefined> = (trx: Trx, pending: PendingEvents, lead: L) => Promise<T>;
+
+/**
+ * A statement that writes for several jobs at once: `run` gets one parameter per job, in batch
+ * order, and returns one result per job in the same order. A batch run together (PostgreSQL, every
+ * write rerunnable) runs it once for all the jobs that lead with it, before any of their bodies; so
+ * it must not depend on what another job's body writes. Run alone (one job, or in a savepoint) it
+ * gets one parameter.
+ */
+export interface SharedWrite<P, R> {
+  run(trx: Trx, params: readonly P[]): Promise<R[]>;
+}
+
+interface Lead {
+  write: SharedWrite<unknown, unknown>;
+  params: unknown;
+}
 
 interface Job {
-  body: Body<unknown>;
+  body: Body<unknown, unknown>;
+  lead: Lead | undefined;
   /** Replaced when the batch is run again: an attempt that rolled back sends nothing. */
   pending: PendingEvents;
   rerunnable: boolean;
@@ -34,12 +53,14 @@ interface Job {
   reject(error: unknown): void;
 }
 
-export interface RealmTransactionOptions {
+export interface RealmTransactionOptions<L = undefined> {
   /**
    * `body` acts only through `trx` and `pending` (no other state, no I/O of its own), so it may be
    * run again from the start after an attempt that rolled back.
    */
   rerunnable?: boolean;
+  /** Run `write` with `params` first, in the transaction; its result is `body`'s third argument. */
+  lead?: { write: SharedWrite<unknown, L>; params: unknown };
 }
 
 /** The writes waiting for one organization's next transaction. */
@@ -79,6 +100,11 @@ export function groupCommitStats(storage: Storage): Readonly<GroupCommitStats> {
   return { ...storageWrites(storage).stats };
 }
 
+/** How many writes wait for the organization's next transaction (not yet taken by one). */
+export function waitingWrites(storage: Storage, realmId: number): number {
+  return storageWrites(storage).realms.get(realmId)?.waiting.length ?? 0;
+}
+
 function realmWrites(storage: Storage, realmId: number): RealmWrites {
   const { realms } = storageWrites(storage);
   let writes = realms.get(realmId);
@@ -97,10 +123,17 @@ function realmWrites(storage: Storage, realmId: number): RealmWrites {
  * it throws, only its own writes are undone (a savepoint, or the batch run
  * again without it) and only its caller sees the error.
  */
-export function inRealmTransaction<T>(services: Services, realmId: number, body: Body<T>, options: RealmTransactionOptions = {}): Promise<T> {
+export function inRealmTransaction<T, L = undefined>(services: Services, realmId: number, body: Body<T, L>, options: RealmTransactionOptions<L> = {}): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const writes = realmWrites(services.storage, realmId);
-    writes.waiting.push({ body, pending: new PendingEvents(), rerunnable: options.rerunnable === true, resolve: resolve as (value: unknown) => void, reject });
+    writes.waiting.push({
+      body: body as Body<unknown, unknown>,
+      lead: options.lead,
+      pending: new PendingEvents(),
+      rerunnable: options.rerunnable === true,
+      resolve: resolve as (value: unknown) => void,
+      reject,
+    });
     if (!writes.busy) {
       writes.busy = true;
       // Let the other requests read in this turn reach their writes first.
@@ -200,22 +233,45 @@ async function runTransaction(
   }
 }
 
+/** Runs `job` alone: its lead write for it alone, then its body. */
+async function runJob(trx: Trx, job: Job): Promise<unknown> {
+  const lead = job.lead ? (await job.lead.write.run(trx, [job.lead.params]))[0] : undefined;
+  return job.body(trx, job.pending, lead);
+}
+
 async function runWrites(trx: Trx, dialect: Dialect, jobs: Job[], mayRunTogether: boolean): Promise<Outcome[]> {
   // On its own, a write needs no savepoint: its error rolls back the whole transaction.
-  if (jobs.length === 1) return [{ ok: true, value: await jobs[0]!.body(trx, jobs[0]!.pending) }];
+  if (jobs.length === 1) return [{ ok: true, value: await runJob(trx, jobs[0]!) }];
   // SQLite's savepoints cost no round trip: only PostgreSQL runs batches together.
   const together = mayRunTogether && dialect === "postgres" && jobs.every((job) => job.rerunnable);
-  const results: Outcome[] = [];
-  for (const [i, job] of jobs.entries()) {
-    if (!together) {
-      results.push(await inSavepoint(trx, dialect, job, i > 0));
-      continue;
-    }
-    try {
-      results.push({ ok: true, value: await job.body(trx, job.pending) });
-    } catch {
-      throw new RunApart();
-    }
+  if (!together) {
+    const results: Outcome[] = [];
+    for (const [i, job] of jobs.entries()) results.push(await inSavepoint(trx, dialect, job, i > 0));
+    return results;
+  }
+  try {
+    const leads = await sharedLeads(trx, jobs);
+    const results: Outcome[] = [];
+    for (const [i, job] of jobs.entries()) results.push({ ok: true, value: await job.body(trx, job.pending, leads[i]) });
+    return results;
+  } catch {
+    throw new RunApart();
+  }
+}
+
+/** Each job's lead result: one run of each shared write for all the jobs that lead with it, in batch order. */
+async function sharedLeads(trx: Trx, jobs: Job[]): Promise<unknown[]> {
+  const results: unknown[] = new Array(jobs.length);
+  const byWrite = new Map<SharedWrite<unknown, unknown>, number[]>();
+  jobs.forEach((job, i) => {
+    if (!job.lead) return;
+    const indexes = byWrite.get(job.lead.write);
+    if (indexes) indexes.push(i);
+    else byWrite.set(job.lead.write, [i]);
+  });
+  for (const [write, indexes] of byWrite) {
+    const values = await write.run(trx, indexes.map((i) => jobs[i]!.lead!.params));
+    indexes.forEach((jobIndex, k) => (results[jobIndex] = values[k]));
   }
   return results;
 }
@@ -284,7 +340,7 @@ async function inSavepoint(trx: Trx, dialect: Dialect, job: Job, afterAnother: b
     await sql`savepoint parley_write`.execute(trx);
   }
   try {
-    return { ok: true, value: await job.body(trx, job.pending) };
+    return { ok: true, value: await runJob(trx, job) };
   } catch (error) {
     // If even this fails the transaction is unusable, and the whole batch fails with it.
     await sql`rollback to savepoint parley_write`.execute(trx);
