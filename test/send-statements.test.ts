@@ -13,6 +13,7 @@ import {
   type QueryResult,
   type RootOperationNode,
   type UnknownRow,
+  sql,
 } from "kysely";
 import { waitingWrites } from "../src/actions/transaction.ts";
 import { lockRealm } from "../src/storage/database.ts";
@@ -98,6 +99,33 @@ describe("prepared queries (storage/compiled.ts)", () => {
     const inTransaction = await logged(() => t.services.storage.db.transaction().execute((trx) => query.execute(trx, { channelId, userId: t.users.member.id })));
     assert.deepEqual(inTransaction.compiled, []);
     assert.ok(inTransaction.statements.includes("select subscriptions"));
+  });
+
+  test("PostgreSQL: run as statements each connection prepares once; a changed result type fails once, then prepares afresh", { skip: !PG_URL && "PostgreSQL only" }, async () => {
+    const db = t.services.storage.db;
+    await sql`CREATE TABLE named_probe (id integer, v integer)`.execute(db);
+    try {
+      await sql`INSERT INTO named_probe VALUES (1, 10), (2, 20)`.execute(db);
+      const value = preparedQuery((_db, a: { id: number }) => sql<{ v: number | string }>`SELECT v FROM named_probe WHERE id = ${a.id}`);
+      // Its columns from `*`: a column added would change its result type, so it is not named.
+      const star = preparedQuery((_db, a: { id: number }) => sql<Record<string, unknown>>`SELECT * FROM named_probe WHERE id = ${a.id}`);
+      const prepared = (conn: typeof db) =>
+        sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%named_probe%' ORDER BY statement`.execute(conn).then((r) => r.rows.map((row) => row.statement));
+      await db.connection().execute(async (conn) => {
+        assert.deepEqual(await value.executeTakeFirst(conn, { id: 1 }), { v: 10 });
+        assert.deepEqual(await value.executeTakeFirst(conn, { id: 2 }), { v: 20 });
+        assert.deepEqual(await star.executeTakeFirst(conn, { id: 2 }), { id: 2, v: 20 });
+        // Prepared once on this connection, under a name; the `*` one not at all.
+        assert.deepEqual(await prepared(conn), ["SELECT v FROM named_probe WHERE id = $1"]);
+        await sql`ALTER TABLE named_probe ALTER COLUMN v TYPE bigint, ADD COLUMN w integer`.execute(conn);
+        await assert.rejects(value.executeTakeFirst(conn, { id: 1 }), /cached plan must not change result type/);
+        assert.deepEqual(await value.executeTakeFirst(conn, { id: 1 }), { v: 10 });
+        assert.deepEqual(await star.executeTakeFirst(conn, { id: 1 }), { id: 1, v: 10, w: null });
+        assert.deepEqual(await prepared(conn), ["SELECT v FROM named_probe WHERE id = $1", "SELECT v FROM named_probe WHERE id = $1"]);
+      });
+    } finally {
+      await sql`DROP TABLE named_probe`.execute(db);
+    }
   });
 });
 

@@ -114,7 +114,7 @@ export function withOwedEmailWrites<DB extends Database>(qc: QueryCreator<DB>, a
     .with(
       "batched",
       () =>
-        sql`(SELECT o.*, COALESCE((SELECT min(e.scheduled_at) FROM missed_message_emails e WHERE e.user_id = o.user_id), (SELECT min(p.default_at) FROM owed p WHERE p.user_id = o.user_id)) AS scheduled_at FROM owed o)`,
+        sql`(SELECT o.ord, o.user_id, o.trigger, o.default_at, o.job_key, o.payload, COALESCE((SELECT min(e.scheduled_at) FROM missed_message_emails e WHERE e.user_id = o.user_id), (SELECT min(p.default_at) FROM owed p WHERE p.user_id = o.user_id)) AS scheduled_at FROM owed o)`,
     )
     .with(
       "recorded",

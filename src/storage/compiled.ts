@@ -10,6 +10,22 @@
 import { createQueryId, sql, type Compilable, type CompiledQuery, type DialectAdapter, type Kysely, type RawBuilder } from "kysely";
 import type { Database } from "./schema.ts";
 
+/**
+ * PostgreSQL: the prepared queries' texts by the name each pooled connection
+ * prepares them under (database.ts), so the server parses and plans each once
+ * per connection rather than on every call; planning was most of what a
+ * send's small reads cost PostgreSQL (bench/RESULTS.md). A text whose result
+ * columns come from `*` is left unnamed: a column added by a newer process's
+ * migration would change a prepared statement's result type, which
+ * PostgreSQL refuses to run.
+ */
+const statementNames = new Map<string, string>();
+const STAR_RESULT = /\bselect\s+(distinct\s+)?\*\s+from\s+(?!unnest\s*\()|"?\w+"?\.\*|\breturning\s+\*/i;
+
+export function preparedStatementName(text: string): string | undefined {
+  return statementNames.get(text);
+}
+
 /** Stands for an argument in a prepared query's tree, until the statement is run. */
 class Placeholder {
   constructor(readonly name: string) {}
@@ -50,6 +66,7 @@ export function preparedQuery<A extends Record<string, unknown>, R>(build: (db: 
       const bindings = compiled.parameters.map((p): Binding => (p instanceof Placeholder ? { argument: p.name } : { value: p }));
       plan = { compiled, bindings };
       plans.set(adapter, plan);
+      if (!statementNames.has(compiled.sql) && !STAR_RESULT.test(compiled.sql)) statementNames.set(compiled.sql, `parley_${statementNames.size + 1}`);
     }
     return plan;
   }

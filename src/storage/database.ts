@@ -19,7 +19,7 @@ import {
   type UnknownRow,
 } from "kysely";
 import { BOOLEAN_COLUMNS, type Database } from "./schema.ts";
-import { preparedQuery } from "./compiled.ts";
+import { preparedQuery, preparedStatementName } from "./compiled.ts";
 import { CACHED_TABLES, invalidatingDialect, RowCache, type CachedTable } from "./row-cache.ts";
 
 export type Dialect = "sqlite" | "postgres";
@@ -278,6 +278,31 @@ function withStatementCache(sqlite: SQLite.Database, wrote: (statement: SQLite.S
   };
 }
 
+type PgQuery = (config: unknown, values?: unknown, callback?: unknown) => unknown;
+
+/**
+ * Runs the prepared queries' texts (compiled.ts) as named statements on this
+ * pooled connection: PostgreSQL parses and plans each once per connection
+ * (after five custom plans it may keep a generic one), not on every call. A
+ * named statement PostgreSQL refuses after a schema change ("cached plan must
+ * not change result type") fails that once; the text is then prepared afresh
+ * under a new name on this connection.
+ */
+function namePreparedStatements(client: import("pg").PoolClient): void {
+  const query = client.query.bind(client) as PgQuery;
+  const renamed = new Map<string, string>();
+  const named: PgQuery = (config, values, callback) => {
+    const prepared = typeof config === "string" && Array.isArray(values) && callback === undefined ? preparedStatementName(config) : undefined;
+    if (prepared === undefined) return query(config, values, callback);
+    const name = renamed.get(prepared) ?? prepared;
+    return (query({ name, text: config, values }) as Promise<unknown>).catch((error: { code?: string; message?: string }) => {
+      if (error.code === "0A000" && /cached plan must not change result type/.test(error.message ?? "")) renamed.set(prepared, `${name}_${renamed.size + 1}`);
+      throw error;
+    });
+  };
+  (client as unknown as { query: PgQuery }).query = named;
+}
+
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.databaseUrl) {
     const schema = options.pgSchema;
@@ -291,6 +316,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     // An idle client's connection error (database restart, network blip) must
     // not crash the process; the pool replaces the client on the next query.
     pool.on("error", (error) => process.emitWarning(`PostgreSQL pool: ${error.message}`));
+    pool.on("connect", namePreparedStatements);
     if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     const listener = new RowChangeListener(pg, options.databaseUrl, schema);
     const rows = new RowCache({ trusted: false, startListening: () => listener.start(rows) });
