@@ -42,6 +42,8 @@ const REVIEWED: Record<string, string[]> = {
   "import/slack-markdown.ts": ["slackNameToCode"],
   // SMTP transports by configured URL.
   "mail.ts": ["transports"],
+  // The names PostgreSQL connections prepare statements under, by SQL text: code, not data. A schema change another process makes is met by a new name (storage/database.ts).
+  "storage/compiled.ts": ["statementNames"],
   // Whether a statement's SQL text writes realms or users: decided from the text alone.
   "storage/row-cache.ts": ["verdicts"],
   // Compiled linkifiers, checked against the organization's linkifiers_version (read from the database each request, bumped by any process that changes them).

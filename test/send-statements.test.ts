@@ -101,28 +101,49 @@ describe("prepared queries (storage/compiled.ts)", () => {
     assert.ok(inTransaction.statements.includes("select subscriptions"));
   });
 
-  test("PostgreSQL: run as statements each connection prepares once; a changed result type fails once, then prepares afresh", { skip: !PG_URL && "PostgreSQL only" }, async () => {
+  test("PostgreSQL: run as statements each connection prepares once; a changed result type gets a new name", { skip: !PG_URL && "PostgreSQL only" }, async () => {
     const db = t.services.storage.db;
     await sql`CREATE TABLE named_probe (id integer, v integer)`.execute(db);
     try {
       await sql`INSERT INTO named_probe VALUES (1, 10), (2, 20)`.execute(db);
-      const value = preparedQuery((_db, a: { id: number }) => sql<{ v: number | string }>`SELECT v FROM named_probe WHERE id = ${a.id}`);
+      const value = preparedQuery((_db, a: { id: number }) => sql<{ v: number }>`SELECT v FROM named_probe WHERE id = ${a.id}`);
       // Its columns from `*`: a column added would change its result type, so it is not named.
       const star = preparedQuery((_db, a: { id: number }) => sql<Record<string, unknown>>`SELECT * FROM named_probe WHERE id = ${a.id}`);
+      const count = preparedQuery((_db, a: { ids: number[] }) => sql<{ n: number }>`SELECT count(*)::int AS n FROM named_probe WHERE id = ANY(${a.ids}::integer[])`);
       const prepared = (conn: typeof db) =>
         sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%named_probe%' ORDER BY statement`.execute(conn).then((r) => r.rows.map((row) => row.statement));
+      const VALUE = "SELECT v FROM named_probe WHERE id = $1";
+      const COUNT = "SELECT count(*)::int AS n FROM named_probe WHERE id = ANY($1::integer[])";
       await db.connection().execute(async (conn) => {
         assert.deepEqual(await value.executeTakeFirst(conn, { id: 1 }), { v: 10 });
         assert.deepEqual(await value.executeTakeFirst(conn, { id: 2 }), { v: 20 });
         assert.deepEqual(await star.executeTakeFirst(conn, { id: 2 }), { id: 2, v: 20 });
+        // An array longer than 100 runs unnamed (its plan depends on the length); a short one named.
+        assert.deepEqual(await count.executeTakeFirst(conn, { ids: Array.from({ length: 101 }, (_, i) => i) }), { n: 2 });
         // Prepared once on this connection, under a name; the `*` one not at all.
-        assert.deepEqual(await prepared(conn), ["SELECT v FROM named_probe WHERE id = $1"]);
+        assert.deepEqual(await prepared(conn), [VALUE]);
+        assert.deepEqual(await count.executeTakeFirst(conn, { ids: [1, 2, 3] }), { n: 2 });
+        assert.deepEqual(await prepared(conn), [COUNT, VALUE]);
+        // A value node-postgres cannot send fails before the server sees it; the statement is prepared again after.
+        const unsendable = { toPostgres: () => { throw new Error("cannot be sent"); } } as unknown as number;
+        await assert.rejects(value.executeTakeFirst(conn, { id: unsendable }), /cannot be sent/);
+        assert.deepEqual(await value.executeTakeFirst(conn, { id: 2 }), { v: 20 });
+
+        // Outside a transaction a changed result type is run again under a new name: the caller sees no error.
         await sql`ALTER TABLE named_probe ALTER COLUMN v TYPE bigint, ADD COLUMN w integer`.execute(conn);
-        await assert.rejects(value.executeTakeFirst(conn, { id: 1 }), /cached plan must not change result type/);
         assert.deepEqual(await value.executeTakeFirst(conn, { id: 1 }), { v: 10 });
         assert.deepEqual(await star.executeTakeFirst(conn, { id: 1 }), { id: 1, v: 10, w: null });
-        assert.deepEqual(await prepared(conn), ["SELECT v FROM named_probe WHERE id = $1", "SELECT v FROM named_probe WHERE id = $1"]);
+        assert.deepEqual(await prepared(conn), [COUNT, VALUE, VALUE]);
+        // Inside one that call fails (the transaction is aborted); the next runs under the next name.
+        await sql`ALTER TABLE named_probe ALTER COLUMN v TYPE integer`.execute(conn);
+        await sql`BEGIN`.execute(conn);
+        await assert.rejects(value.executeTakeFirst(conn, { id: 1 }), /cached plan must not change result type/);
+        await sql`ROLLBACK`.execute(conn);
+        assert.deepEqual(await value.executeTakeFirst(conn, { id: 1 }), { v: 10 });
+        assert.deepEqual(await prepared(conn), [COUNT, VALUE, VALUE, VALUE]);
       });
+      // Another connection of the pool prepares the newest name at once: no failure there.
+      await db.transaction().execute(async (trx) => assert.deepEqual(await value.executeTakeFirst(trx, { id: 2 }), { v: 20 }));
     } finally {
       await sql`DROP TABLE named_probe`.execute(db);
     }

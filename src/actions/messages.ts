@@ -201,28 +201,24 @@ const messageArrays = (rows: readonly Required<NewMessage>[]): MessageArrays => 
 // callers are told in; `ord` ties each flags row and owed email to its message. The flags rows' key
 // checks run at the statement's end, when the messages are there; with no email owed, the email parts
 // read and write nothing.
+const MESSAGE_COLUMNS = sql.raw(
+  "realm_id, sender_id, recipient_id, channel_id, topic, topic_key, content, rendered_content, date_sent, sending_client, last_edit_time, last_moved_time, edit_history, has_attachment, has_image, has_link",
+);
 const insertMessagesPostgres = preparedQuery((db, a: MessageArrays & { flagOrds: number[]; userIds: number[]; flags: number[] } & OwedEmailArrays) =>
   withOwedEmailWrites(
     db
       .with(
         "input",
-        () => sql`(SELECT * FROM unnest(
+        () => sql`(SELECT ${MESSAGE_COLUMNS}, ord FROM unnest(
           ${a.realm_ids}::integer[], ${a.sender_ids}::integer[], ${a.recipient_ids}::integer[], ${a.channel_ids}::integer[],
           ${a.topics}::text[], ${a.topic_keys}::text[], ${a.contents}::text[], ${a.rendered_contents}::text[], ${a.date_sents}::bigint[],
           ${a.sending_clients}::text[], ${a.last_edit_times}::bigint[], ${a.last_moved_times}::bigint[], ${a.edit_historys}::text[],
           ${a.has_attachments}::boolean[], ${a.has_images}::boolean[], ${a.has_links}::boolean[]
-        ) WITH ORDINALITY AS t(realm_id, sender_id, recipient_id, channel_id, topic, topic_key, content, rendered_content, date_sent,
-          sending_client, last_edit_time, last_moved_time, edit_history, has_attachment, has_image, has_link, ord))`,
+        ) WITH ORDINALITY AS t(${MESSAGE_COLUMNS}, ord))`,
       )
       // Materialized (it is volatile and read three times): each message's ID is drawn once, in order.
       .with("ids", () => sql`(SELECT nextval(pg_get_serial_sequence('messages', 'id'))::integer AS id, ord FROM (SELECT ord FROM input ORDER BY ord) o)`)
-      .with(
-        "m",
-        () => sql`(INSERT INTO messages (id, realm_id, sender_id, recipient_id, channel_id, topic, topic_key, content, rendered_content, date_sent,
-          sending_client, last_edit_time, last_moved_time, edit_history, has_attachment, has_image, has_link)
-          SELECT ids.id, realm_id, sender_id, recipient_id, channel_id, topic, topic_key, content, rendered_content, date_sent,
-          sending_client, last_edit_time, last_moved_time, edit_history, has_attachment, has_image, has_link FROM input JOIN ids USING (ord))`,
-      )
+      .with("m", () => sql`(INSERT INTO messages (id, ${MESSAGE_COLUMNS}) SELECT ids.id, ${MESSAGE_COLUMNS} FROM input JOIN ids USING (ord))`)
       .with(
         "f",
         () => sql`(INSERT INTO user_messages (user_id, message_id, flags)
@@ -268,6 +264,7 @@ const messageWritesPostgres: SharedWrite<MessageWrite, MessageWritten> = {
         Math.max(...writes.map((w) => w.now)),
       ),
     });
+    if (rows.length !== writes.length) throw new Error(`${writes.length} messages written, ${rows.length} IDs returned`);
     return rows.map((r) => ({ id: r.id, emailJobs: Number(r.email_jobs) > 0 }));
   },
 };

@@ -79,15 +79,18 @@ export type OwedEmailArrays = {
   now: number;
 };
 
-/** The emails owed by each message of a statement, `owedBy[k]` by its message at position k + 1. */
+/** The emails owed by each message of a statement, `owedBy[k]` by its message at position k + 1; a user's default time is that of the first message owing them. */
 export function owedEmailArrays(owedBy: readonly (readonly OwedEmail[])[], now: number): OwedEmailArrays {
   const arrays: OwedEmailArrays = { owedOrds: [], owedUserIds: [], owedTriggers: [], owedDefaultAts: [], owedJobKeys: [], owedPayloads: [], now };
+  // A user owed by several of the messages: the first of them starts their batch (unless one is pending), the others join it.
+  const batchStart = new Map<number, number>();
   owedBy.forEach((owed, k) => {
     for (const o of owed) {
+      if (!batchStart.has(o.userId)) batchStart.set(o.userId, o.defaultAt);
       arrays.owedOrds.push(k + 1);
       arrays.owedUserIds.push(o.userId);
       arrays.owedTriggers.push(o.trigger);
-      arrays.owedDefaultAts.push(o.defaultAt);
+      arrays.owedDefaultAts.push(batchStart.get(o.userId)!);
       arrays.owedJobKeys.push(missedMessageEmailJobKey(o.userId));
       arrays.owedPayloads.push(JSON.stringify({ user_id: o.userId } satisfies MissedMessageEmailJob));
     }
@@ -109,12 +112,12 @@ export function withOwedEmailWrites<DB extends Database>(qc: QueryCreator<DB>, a
     .with(
       "owed(ord, user_id, trigger, default_at, job_key, payload)",
       () =>
-        sql`(SELECT * FROM unnest(${a.owedOrds}::bigint[], ${a.owedUserIds}::integer[], ${a.owedTriggers}::text[], ${a.owedDefaultAts}::bigint[], ${a.owedJobKeys}::text[], ${a.owedPayloads}::text[]))`,
+        sql`(SELECT o, u, t, d, k, p FROM unnest(${a.owedOrds}::bigint[], ${a.owedUserIds}::integer[], ${a.owedTriggers}::text[], ${a.owedDefaultAts}::bigint[], ${a.owedJobKeys}::text[], ${a.owedPayloads}::text[]) AS x(o, u, t, d, k, p))`,
     )
     .with(
       "batched",
       () =>
-        sql`(SELECT o.ord, o.user_id, o.trigger, o.default_at, o.job_key, o.payload, COALESCE((SELECT min(e.scheduled_at) FROM missed_message_emails e WHERE e.user_id = o.user_id), (SELECT min(p.default_at) FROM owed p WHERE p.user_id = o.user_id)) AS scheduled_at FROM owed o)`,
+        sql`(SELECT o.ord, o.user_id, o.trigger, o.default_at, o.job_key, o.payload, COALESCE((SELECT min(e.scheduled_at) FROM missed_message_emails e WHERE e.user_id = o.user_id), o.default_at) AS scheduled_at FROM owed o)`,
     )
     .with(
       "recorded",

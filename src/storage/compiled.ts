@@ -20,10 +20,22 @@ import type { Database } from "./schema.ts";
  * PostgreSQL refuses to run.
  */
 const statementNames = new Map<string, string>();
-const STAR_RESULT = /\bselect\s+(distinct\s+)?\*\s+from\s+(?!unnest\s*\()|"?\w+"?\.\*|\breturning\s+\*/i;
+const STAR_RESULT = /\*\s*(,|from\b)|"?\w+"?\s*\.\s*\*|\breturning\s+\*|\btable\s+"?\w/i;
 
 export function preparedStatementName(text: string): string | undefined {
   return statementNames.get(text);
+}
+
+/**
+ * After PostgreSQL refused `failedName` for a changed result type: the text's
+ * next name, which every connection of the process prepares afresh (the old
+ * name would fail once on each of them). A name already renewed stays.
+ */
+export function renewPreparedStatementName(text: string, failedName: string): void {
+  const name = statementNames.get(text);
+  if (name !== failedName) return;
+  const [base, generation] = name.split("_g");
+  statementNames.set(text, `${base}_g${Number(generation ?? 0) + 1}`);
 }
 
 /** Stands for an argument in a prepared query's tree, until the statement is run. */

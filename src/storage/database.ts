@@ -19,7 +19,7 @@ import {
   type UnknownRow,
 } from "kysely";
 import { BOOLEAN_COLUMNS, type Database } from "./schema.ts";
-import { preparedQuery, preparedStatementName } from "./compiled.ts";
+import { preparedQuery, preparedStatementName, renewPreparedStatementName } from "./compiled.ts";
 import { CACHED_TABLES, invalidatingDialect, RowCache, type CachedTable } from "./row-cache.ts";
 
 export type Dialect = "sqlite" | "postgres";
@@ -281,24 +281,53 @@ function withStatementCache(sqlite: SQLite.Database, wrote: (statement: SQLite.S
 type PgQuery = (config: unknown, values?: unknown, callback?: unknown) => unknown;
 
 /**
+ * Above this many elements an array argument runs its statement unnamed: a
+ * generic plan takes `unnest($1)` for 10 rows and probes indexes once per
+ * element, where a custom plan for 20,000 joins by hash (3 times faster,
+ * bench/RESULTS.md). Planning is small beside such a statement's work.
+ */
+const NAMED_ARRAY_LIMIT = 100;
+
+/**
  * Runs the prepared queries' texts (compiled.ts) as named statements on this
  * pooled connection: PostgreSQL parses and plans each once per connection
- * (after five custom plans it may keep a generic one), not on every call. A
- * named statement PostgreSQL refuses after a schema change ("cached plan must
- * not change result type") fails that once; the text is then prepared afresh
- * under a new name on this connection.
+ * (after five custom plans it may keep a generic one), not on every call.
+ *
+ * A named statement PostgreSQL refuses after a schema change ("cached plan
+ * must not change result type") gets a new name in the whole process, and
+ * the call is run again under it when the connection was outside a
+ * transaction; inside one, that call fails. An error before the statement
+ * reached the server (a value that cannot be serialized) makes node-postgres
+ * close the statement without forgetting it: it is forgotten here, so the
+ * next call prepares it again.
  */
 function namePreparedStatements(client: import("pg").PoolClient): void {
   const query = client.query.bind(client) as PgQuery;
-  const renamed = new Map<string, string>();
-  const named: PgQuery = (config, values, callback) => {
-    const prepared = typeof config === "string" && Array.isArray(values) && callback === undefined ? preparedStatementName(config) : undefined;
-    if (prepared === undefined) return query(config, values, callback);
-    const name = renamed.get(prepared) ?? prepared;
-    return (query({ name, text: config, values }) as Promise<unknown>).catch((error: { code?: string; message?: string }) => {
-      if (error.code === "0A000" && /cached plan must not change result type/.test(error.message ?? "")) renamed.set(prepared, `${name}_${renamed.size + 1}`);
+  const parsed = (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements;
+  const idle = () => (client as unknown as { getTransactionStatus?: () => string | null }).getTransactionStatus?.() === "I";
+  const run = async (text: string, values: unknown[], retry: boolean): Promise<unknown> => {
+    const name = preparedStatementName(text)!;
+    const outsideTransaction = idle();
+    try {
+      return await query({ name, text, values });
+    } catch (error) {
+      const { code, message } = error as { code?: string; message?: string };
+      if (code === undefined) delete parsed[name];
+      if (code === "0A000" && /cached plan must not change result type/.test(message ?? "")) {
+        renewPreparedStatementName(text, name);
+        if (retry && outsideTransaction) return run(text, values, false);
+      }
       throw error;
-    });
+    }
+  };
+  const named: PgQuery = (config, values, callback) => {
+    const prepared =
+      typeof config === "string" &&
+      Array.isArray(values) &&
+      callback === undefined &&
+      preparedStatementName(config) !== undefined &&
+      !values.some((v) => Array.isArray(v) && v.length > NAMED_ARRAY_LIMIT);
+    return prepared ? run(config as string, values as unknown[], true) : query(config, values, callback);
   };
   (client as unknown as { query: PgQuery }).query = named;
 }
