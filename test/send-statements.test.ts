@@ -109,38 +109,45 @@ describe("prepared queries (storage/compiled.ts)", () => {
       const value = preparedQuery((_db, a: { id: number }) => sql<{ v: number }>`SELECT v FROM named_probe WHERE id = ${a.id}`);
       // Its columns from `*`: a column added would change its result type, so it is not named.
       const star = preparedQuery((_db, a: { id: number }) => sql<Record<string, unknown>>`SELECT * FROM named_probe WHERE id = ${a.id}`);
-      const count = preparedQuery((_db, a: { ids: number[] }) => sql<{ n: number }>`SELECT count(*)::int AS n FROM named_probe WHERE id = ANY(${a.ids}::integer[])`);
+      const count = preparedQuery((_db, a: { ids: number[] }) => sql<{ n: number }>`SELECT count(*)::int AS n FROM named_probe WHERE id = ANY(${a.ids}::integer[])`, {
+        namedUpToArrayLength: 100,
+      });
+      const firstUse = preparedQuery((_db, a: { id: number }) => sql<{ v: number }>`SELECT v + 0 AS v FROM named_probe WHERE id = ${a.id}`);
       const prepared = (conn: typeof db) =>
-        sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%named_probe%' ORDER BY statement`.execute(conn).then((r) => r.rows.map((row) => row.statement));
+        sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%named_probe%'`.execute(conn).then((r) => r.rows.map((row) => row.statement).sort());
       const VALUE = "SELECT v FROM named_probe WHERE id = $1";
       const COUNT = "SELECT count(*)::int AS n FROM named_probe WHERE id = ANY($1::integer[])";
+      const FIRST = "SELECT v + 0 AS v FROM named_probe WHERE id = $1";
       await db.connection().execute(async (conn) => {
         assert.deepEqual(await value.executeTakeFirst(conn, { id: 1 }), { v: 10 });
         assert.deepEqual(await value.executeTakeFirst(conn, { id: 2 }), { v: 20 });
         assert.deepEqual(await star.executeTakeFirst(conn, { id: 2 }), { id: 2, v: 20 });
-        // An array longer than 100 runs unnamed (its plan depends on the length); a short one named.
+        // A statement that asked for it: an array longer than 100 runs unnamed (its plan depends on the length); a short one named.
         assert.deepEqual(await count.executeTakeFirst(conn, { ids: Array.from({ length: 101 }, (_, i) => i) }), { n: 2 });
         // Prepared once on this connection, under a name; the `*` one not at all.
         assert.deepEqual(await prepared(conn), [VALUE]);
         assert.deepEqual(await count.executeTakeFirst(conn, { ids: [1, 2, 3] }), { n: 2 });
         assert.deepEqual(await prepared(conn), [COUNT, VALUE]);
         // A value node-postgres cannot send fails before the server sees it; the statement is prepared again after.
+        // A value node-postgres cannot send fails before anything is sent, whether the statement is prepared on this connection or not.
         const unsendable = { toPostgres: () => { throw new Error("cannot be sent"); } } as unknown as number;
         await assert.rejects(value.executeTakeFirst(conn, { id: unsendable }), /cannot be sent/);
         assert.deepEqual(await value.executeTakeFirst(conn, { id: 2 }), { v: 20 });
+        await assert.rejects(firstUse.executeTakeFirst(conn, { id: unsendable }), /cannot be sent/);
+        assert.deepEqual(await firstUse.executeTakeFirst(conn, { id: 2 }), { v: 20 });
 
         // Outside a transaction a changed result type is run again under a new name: the caller sees no error.
         await sql`ALTER TABLE named_probe ALTER COLUMN v TYPE bigint, ADD COLUMN w integer`.execute(conn);
         assert.deepEqual(await value.executeTakeFirst(conn, { id: 1 }), { v: 10 });
         assert.deepEqual(await star.executeTakeFirst(conn, { id: 1 }), { id: 1, v: 10, w: null });
-        assert.deepEqual(await prepared(conn), [COUNT, VALUE, VALUE]);
+        assert.deepEqual(await prepared(conn), [COUNT, FIRST, VALUE, VALUE]);
         // Inside one that call fails (the transaction is aborted); the next runs under the next name.
         await sql`ALTER TABLE named_probe ALTER COLUMN v TYPE integer`.execute(conn);
         await sql`BEGIN`.execute(conn);
         await assert.rejects(value.executeTakeFirst(conn, { id: 1 }), /cached plan must not change result type/);
         await sql`ROLLBACK`.execute(conn);
         assert.deepEqual(await value.executeTakeFirst(conn, { id: 1 }), { v: 10 });
-        assert.deepEqual(await prepared(conn), [COUNT, VALUE, VALUE, VALUE]);
+        assert.deepEqual(await prepared(conn), [COUNT, FIRST, VALUE, VALUE, VALUE]);
       });
       // Another connection of the pool prepares the newest name at once: no failure there.
       await db.transaction().execute(async (trx) => assert.deepEqual(await value.executeTakeFirst(trx, { id: 2 }), { v: 20 }));

@@ -19,23 +19,37 @@ import type { Database } from "./schema.ts";
  * migration would change a prepared statement's result type, which
  * PostgreSQL refuses to run.
  */
-const statementNames = new Map<string, string>();
+const statementNames = new Map<string, { base: string; generation: number; arrayLimit: number | undefined }>();
 const STAR_RESULT = /\*\s*(,|from\b)|"?\w+"?\s*\.\s*\*|\breturning\s+\*|\btable\s+"?\w/i;
 
-export function preparedStatementName(text: string): string | undefined {
-  return statementNames.get(text);
+const nameOf = (entry: { base: string; generation: number }) => (entry.generation === 0 ? entry.base : `${entry.base}_g${entry.generation}`);
+
+/** The name to run `text` under with these values, or undefined to run it unnamed. */
+export function preparedStatementName(text: string, values: readonly unknown[]): string | undefined {
+  const entry = statementNames.get(text);
+  if (!entry) return undefined;
+  const { arrayLimit } = entry;
+  if (arrayLimit !== undefined && values.some((v) => Array.isArray(v) && v.length > arrayLimit)) return undefined;
+  return nameOf(entry);
 }
 
 /**
  * After PostgreSQL refused `failedName` for a changed result type: the text's
  * next name, which every connection of the process prepares afresh (the old
- * name would fail once on each of them). A name already renewed stays.
+ * name would fail on each of them). A name already renewed stays.
  */
 export function renewPreparedStatementName(text: string, failedName: string): void {
-  const name = statementNames.get(text);
-  if (name !== failedName) return;
-  const [base, generation] = name.split("_g");
-  statementNames.set(text, `${base}_g${Number(generation ?? 0) + 1}`);
+  const entry = statementNames.get(text);
+  if (entry && nameOf(entry) === failedName) entry.generation += 1;
+}
+
+export interface PreparedQueryOptions {
+  /**
+   * PostgreSQL: a call with an array argument longer than this runs unnamed,
+   * with a plan for its values. For statements whose best plan depends on an
+   * array's length: a generic plan takes `unnest($1)` for 10 rows.
+   */
+  namedUpToArrayLength?: number;
 }
 
 /** Stands for an argument in a prepared query's tree, until the statement is run. */
@@ -64,7 +78,10 @@ export interface PreparedQuery<A extends Record<string, unknown>, R> {
  * them, spread them in an `in` list) — the statement's text must be the same
  * for every call.
  */
-export function preparedQuery<A extends Record<string, unknown>, R>(build: (db: Kysely<Database>, args: A) => Compilable<R> | RawBuilder<R>): PreparedQuery<A, R> {
+export function preparedQuery<A extends Record<string, unknown>, R>(
+  build: (db: Kysely<Database>, args: A) => Compilable<R> | RawBuilder<R>,
+  options: PreparedQueryOptions = {},
+): PreparedQuery<A, R> {
   // Compiled SQL text per database: derived from code only, never from data.
   const plans = new WeakMap<DialectAdapter, Plan>();
   const placeholders = new Proxy({} as A, { get: (_, name) => new Placeholder(String(name)) });
@@ -78,7 +95,9 @@ export function preparedQuery<A extends Record<string, unknown>, R>(build: (db: 
       const bindings = compiled.parameters.map((p): Binding => (p instanceof Placeholder ? { argument: p.name } : { value: p }));
       plan = { compiled, bindings };
       plans.set(adapter, plan);
-      if (!statementNames.has(compiled.sql) && !STAR_RESULT.test(compiled.sql)) statementNames.set(compiled.sql, `parley_${statementNames.size + 1}`);
+      if (!statementNames.has(compiled.sql) && !STAR_RESULT.test(compiled.sql)) {
+        statementNames.set(compiled.sql, { base: `parley_${statementNames.size + 1}`, generation: 0, arrayLimit: options.namedUpToArrayLength });
+      }
     }
     return plan;
   }

@@ -281,53 +281,46 @@ function withStatementCache(sqlite: SQLite.Database, wrote: (statement: SQLite.S
 type PgQuery = (config: unknown, values?: unknown, callback?: unknown) => unknown;
 
 /**
- * Above this many elements an array argument runs its statement unnamed: a
- * generic plan takes `unnest($1)` for 10 rows and probes indexes once per
- * element, where a custom plan for 20,000 joins by hash (3 times faster,
- * bench/RESULTS.md). Planning is small beside such a statement's work.
- */
-const NAMED_ARRAY_LIMIT = 100;
-
-/**
  * Runs the prepared queries' texts (compiled.ts) as named statements on this
  * pooled connection: PostgreSQL parses and plans each once per connection
  * (after five custom plans it may keep a generic one), not on every call.
  *
  * A named statement PostgreSQL refuses after a schema change ("cached plan
- * must not change result type") gets a new name in the whole process, and
- * the call is run again under it when the connection was outside a
- * transaction; inside one, that call fails. An error before the statement
- * reached the server (a value that cannot be serialized) makes node-postgres
- * close the statement without forgetting it: it is forgotten here, so the
- * next call prepares it again.
+ * must not change result type", known by its routine: the message is
+ * translated) gets a new name in the whole process, and the call is run again
+ * under it when the connection was outside a transaction; inside one, the
+ * calls already sent under the old name fail. The values are turned into what
+ * goes on the wire before the call: a value that cannot be sent fails here,
+ * not between node-postgres's Parse and Bind, which would leave the statement
+ * closed on the server but taken for parsed.
  */
-function namePreparedStatements(client: import("pg").PoolClient): void {
+function namePreparedStatements(client: import("pg").PoolClient, prepareValue: (value: unknown) => unknown): void {
   const query = client.query.bind(client) as PgQuery;
-  const parsed = (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements;
   const idle = () => (client as unknown as { getTransactionStatus?: () => string | null }).getTransactionStatus?.() === "I";
-  const run = async (text: string, values: unknown[], retry: boolean): Promise<unknown> => {
-    const name = preparedStatementName(text)!;
+  const run = async (text: string, name: string, values: unknown[], retry: boolean): Promise<unknown> => {
     const outsideTransaction = idle();
     try {
       return await query({ name, text, values });
     } catch (error) {
-      const { code, message } = error as { code?: string; message?: string };
-      if (code === undefined) delete parsed[name];
-      if (code === "0A000" && /cached plan must not change result type/.test(message ?? "")) {
+      const { code, routine } = error as { code?: string; routine?: string };
+      if (code === "0A000" && routine === "RevalidateCachedQuery") {
         renewPreparedStatementName(text, name);
-        if (retry && outsideTransaction) return run(text, values, false);
+        const renamed = preparedStatementName(text, values);
+        if (retry && outsideTransaction && renamed !== undefined) return run(text, renamed, values, false);
       }
       throw error;
     }
   };
   const named: PgQuery = (config, values, callback) => {
-    const prepared =
-      typeof config === "string" &&
-      Array.isArray(values) &&
-      callback === undefined &&
-      preparedStatementName(config) !== undefined &&
-      !values.some((v) => Array.isArray(v) && v.length > NAMED_ARRAY_LIMIT);
-    return prepared ? run(config as string, values as unknown[], true) : query(config, values, callback);
+    const name = typeof config === "string" && Array.isArray(values) && callback === undefined ? preparedStatementName(config, values) : undefined;
+    if (name === undefined) return query(config, values, callback);
+    let wire: unknown[];
+    try {
+      wire = (values as unknown[]).map(prepareValue);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return run(config as string, name, wire, true);
   };
   (client as unknown as { query: PgQuery }).query = named;
 }
@@ -345,7 +338,10 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     // An idle client's connection error (database restart, network blip) must
     // not crash the process; the pool replaces the client on the next query.
     pool.on("error", (error) => process.emitWarning(`PostgreSQL pool: ${error.message}`));
-    pool.on("connect", namePreparedStatements);
+    // node-postgres's own conversion of a value for the wire (not in its typed exports).
+    const pgUtils = "pg/lib/utils.js";
+    const { prepareValue } = ((await import(pgUtils)) as { default: { prepareValue: (value: unknown) => unknown } }).default;
+    pool.on("connect", (client) => namePreparedStatements(client, prepareValue));
     if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     const listener = new RowChangeListener(pg, options.databaseUrl, schema);
     const rows = new RowCache({ trusted: false, startListening: () => listener.start(rows) });
