@@ -128,7 +128,6 @@ describe("prepared queries (storage/compiled.ts)", () => {
         assert.deepEqual(await prepared(conn), [VALUE]);
         assert.deepEqual(await count.executeTakeFirst(conn, { ids: [1, 2, 3] }), { n: 2 });
         assert.deepEqual(await prepared(conn), [COUNT, VALUE]);
-        // A value node-postgres cannot send fails before the server sees it; the statement is prepared again after.
         // A value node-postgres cannot send fails before anything is sent, whether the statement is prepared on this connection or not.
         const unsendable = { toPostgres: () => { throw new Error("cannot be sent"); } } as unknown as number;
         await assert.rejects(value.executeTakeFirst(conn, { id: unsendable }), /cannot be sent/);

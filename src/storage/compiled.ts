@@ -95,6 +95,7 @@ export function preparedQuery<A extends Record<string, unknown>, R>(
       const bindings = compiled.parameters.map((p): Binding => (p instanceof Placeholder ? { argument: p.name } : { value: p }));
       plan = { compiled, bindings };
       plans.set(adapter, plan);
+      // Per text: two prepared queries of the same text share its name and the first one's options.
       if (!statementNames.has(compiled.sql) && !STAR_RESULT.test(compiled.sql)) {
         statementNames.set(compiled.sql, { base: `parley_${statementNames.size + 1}`, generation: 0, arrayLimit: options.namedUpToArrayLength });
       }

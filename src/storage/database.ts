@@ -297,16 +297,16 @@ type PgQuery = (config: unknown, values?: unknown, callback?: unknown) => unknow
 function namePreparedStatements(client: import("pg").PoolClient, prepareValue: (value: unknown) => unknown): void {
   const query = client.query.bind(client) as PgQuery;
   const idle = () => (client as unknown as { getTransactionStatus?: () => string | null }).getTransactionStatus?.() === "I";
-  const run = async (text: string, name: string, values: unknown[], retry: boolean): Promise<unknown> => {
+  // `wire`: the values in wire form; `values`: as given (the name depends on their arrays' lengths).
+  const run = async (text: string, name: string, values: unknown[], wire: unknown[], retry: boolean): Promise<unknown> => {
     const outsideTransaction = idle();
     try {
-      return await query({ name, text, values });
+      return await query({ name, text, values: wire });
     } catch (error) {
       const { code, routine } = error as { code?: string; routine?: string };
       if (code === "0A000" && routine === "RevalidateCachedQuery") {
         renewPreparedStatementName(text, name);
-        const renamed = preparedStatementName(text, values);
-        if (retry && outsideTransaction && renamed !== undefined) return run(text, renamed, values, false);
+        if (retry && outsideTransaction) return run(text, preparedStatementName(text, values)!, values, wire, false);
       }
       throw error;
     }
@@ -320,7 +320,7 @@ function namePreparedStatements(client: import("pg").PoolClient, prepareValue: (
     } catch (error) {
       return Promise.reject(error);
     }
-    return run(config as string, name, wire, true);
+    return run(config as string, name, values as unknown[], wire, true);
   };
   (client as unknown as { query: PgQuery }).query = named;
 }
@@ -340,7 +340,9 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     pool.on("error", (error) => process.emitWarning(`PostgreSQL pool: ${error.message}`));
     // node-postgres's own conversion of a value for the wire (not in its typed exports).
     const pgUtils = "pg/lib/utils.js";
-    const { prepareValue } = ((await import(pgUtils)) as { default: { prepareValue: (value: unknown) => unknown } }).default;
+    const { prepareValue } = ((await import(pgUtils)) as { default: { prepareValue?: (value: unknown) => unknown } }).default;
+    // Checked here rather than failing every named statement later, should a release of node-postgres move it.
+    if (typeof prepareValue !== "function") throw new Error("this version of node-postgres has no pg/lib/utils.js prepareValue");
     pool.on("connect", (client) => namePreparedStatements(client, prepareValue));
     if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     const listener = new RowChangeListener(pg, options.databaseUrl, schema);
