@@ -148,25 +148,30 @@ async function activeSubscribersOf(storage: Storage, db: Db, channelId: number):
   return (await storage.rows.read(`subscribers ${channelId}`, ["subscriptions", "users"], load, copyRows))!;
 }
 type NewMessage = Omit<Insertable<MessageTable>, "id" | "has_attachment" | "has_image" | "has_link"> & { has_attachment: boolean; has_image: boolean; has_link: boolean };
-/** A new message's row, as both databases' inserts write it. */
-const messageValues = (a: Required<NewMessage>): Required<NewMessage> => ({
-  realm_id: a.realm_id,
-  sender_id: a.sender_id,
-  recipient_id: a.recipient_id,
-  channel_id: a.channel_id,
-  topic: a.topic,
-  topic_key: a.topic_key,
-  content: a.content,
-  rendered_content: a.rendered_content,
-  date_sent: a.date_sent,
-  sending_client: a.sending_client,
-  last_edit_time: a.last_edit_time,
-  last_moved_time: a.last_moved_time,
-  edit_history: a.edit_history,
-  has_attachment: a.has_attachment,
-  has_image: a.has_image,
-  has_link: a.has_link,
-});
+/** A new message's columns, as both databases' inserts write them. */
+const MESSAGE_COLUMN_NAMES = [
+  "realm_id",
+  "sender_id",
+  "recipient_id",
+  "channel_id",
+  "topic",
+  "topic_key",
+  "content",
+  "rendered_content",
+  "date_sent",
+  "sending_client",
+  "last_edit_time",
+  "last_moved_time",
+  "edit_history",
+  "has_attachment",
+  "has_image",
+  "has_link",
+] as const satisfies readonly (keyof NewMessage)[];
+// Every column of a new message is listed (a compile error names the one missing).
+const everyMessageColumn: Exclude<keyof NewMessage, (typeof MESSAGE_COLUMN_NAMES)[number]> extends never ? true : never = true;
+void everyMessageColumn;
+/** A new message's row, as both databases' inserts write it (the prepared query's placeholders stand for each column). */
+const messageValues = (a: Required<NewMessage>): Required<NewMessage> => Object.fromEntries(MESSAGE_COLUMN_NAMES.map((c) => [c, a[c]])) as Required<NewMessage>;
 const insertMessageSqlite = preparedQuery((db, a: Required<NewMessage>) => db.insertInto("messages").values(messageValues(a)).returning("id"));
 /** A message's row, its flags rows and the emails it owes: what one send writes first on PostgreSQL. */
 interface MessageWrite {
@@ -177,33 +182,15 @@ interface MessageWrite {
   now: number;
 }
 type MessageArrays = { [K in keyof Required<NewMessage> as `${K}s`]: Required<NewMessage>[K][] };
-const messageArrays = (rows: readonly Required<NewMessage>[]): MessageArrays => ({
-  realm_ids: rows.map((r) => r.realm_id),
-  sender_ids: rows.map((r) => r.sender_id),
-  recipient_ids: rows.map((r) => r.recipient_id),
-  channel_ids: rows.map((r) => r.channel_id),
-  topics: rows.map((r) => r.topic),
-  topic_keys: rows.map((r) => r.topic_key),
-  contents: rows.map((r) => r.content),
-  rendered_contents: rows.map((r) => r.rendered_content),
-  date_sents: rows.map((r) => r.date_sent),
-  sending_clients: rows.map((r) => r.sending_client),
-  last_edit_times: rows.map((r) => r.last_edit_time),
-  last_moved_times: rows.map((r) => r.last_moved_time),
-  edit_historys: rows.map((r) => r.edit_history),
-  has_attachments: rows.map((r) => r.has_attachment),
-  has_images: rows.map((r) => r.has_image),
-  has_links: rows.map((r) => r.has_link),
-});
+const messageArrays = (rows: readonly Required<NewMessage>[]): MessageArrays =>
+  Object.fromEntries(MESSAGE_COLUMN_NAMES.map((c) => [`${c}s`, rows.map((r) => r[c])])) as MessageArrays;
 // PostgreSQL: the messages of a batch of sends, their flags rows and the emails they owe in one
 // statement (one round trip while the organization's lock is held, whatever the batch's size). The IDs
 // are drawn in the batch's order before the rows are written, so message IDs follow the order the
 // callers are told in; `ord` ties each flags row and owed email to its message. The flags rows' key
 // checks run at the statement's end, when the messages are there; with no email owed, the email parts
 // read and write nothing.
-const MESSAGE_COLUMNS = sql.raw(
-  "realm_id, sender_id, recipient_id, channel_id, topic, topic_key, content, rendered_content, date_sent, sending_client, last_edit_time, last_moved_time, edit_history, has_attachment, has_image, has_link",
-);
+const MESSAGE_COLUMNS = sql.raw(MESSAGE_COLUMN_NAMES.join(", "));
 const insertMessagesPostgres = preparedQuery((db, a: MessageArrays & { flagOrds: number[]; userIds: number[]; flags: number[] } & OwedEmailArrays) =>
   withOwedEmailWrites(
     db
@@ -230,7 +217,6 @@ const insertMessagesPostgres = preparedQuery((db, a: MessageArrays & { flagOrds:
     .select(["ids.id", (eb) => eb.selectFrom("email_jobs").select((e) => e.fn.countAll<number>().as("n")).as("email_jobs")])
     .orderBy("ids.ord"),
 );
-/** A batch's message writes in one statement; each send gets its message's ID, and whether jobs were queued for emails. */
 const messageWrite = (services: Services, row: Required<NewMessage>, notices: Pick<MessageWrite, "flagsByUser" | "owedEmails">): MessageWrite => ({
   row,
   flagsByUser: notices.flagsByUser,
@@ -242,6 +228,7 @@ interface MessageWritten {
   /** Jobs were queued for missed-message emails (by this statement, for any of its messages). */
   emailJobs: boolean;
 }
+/** A batch's message writes in one statement; each send gets its message's ID, and whether jobs were queued for emails. */
 const messageWritesPostgres: SharedWrite<MessageWrite, MessageWritten> = {
   async run(trx, writes) {
     const flagOrds: number[] = [];

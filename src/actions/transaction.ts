@@ -53,14 +53,14 @@ interface Job {
   reject(error: unknown): void;
 }
 
-export interface RealmTransactionOptions<L = undefined> {
+export interface RealmTransactionOptions<L = undefined, P = unknown> {
   /**
    * `body` acts only through `trx` and `pending` (no other state, no I/O of its own), so it may be
    * run again from the start after an attempt that rolled back.
    */
   rerunnable?: boolean;
   /** Run `write` with `params` first, in the transaction; its result is `body`'s third argument. */
-  lead?: { write: SharedWrite<unknown, L>; params: unknown };
+  lead?: { write: SharedWrite<P, L>; params: P };
 }
 
 /** The writes waiting for one organization's next transaction. */
@@ -123,12 +123,17 @@ function realmWrites(storage: Storage, realmId: number): RealmWrites {
  * it throws, only its own writes are undone (a savepoint, or the batch run
  * again without it) and only its caller sees the error.
  */
-export function inRealmTransaction<T, L = undefined>(services: Services, realmId: number, body: Body<T, L>, options: RealmTransactionOptions<L> = {}): Promise<T> {
+export function inRealmTransaction<T, L = undefined, P = unknown>(
+  services: Services,
+  realmId: number,
+  body: Body<T, L>,
+  options: RealmTransactionOptions<L, P> = {},
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const writes = realmWrites(services.storage, realmId);
     writes.waiting.push({
       body: body as Body<unknown, unknown>,
-      lead: options.lead,
+      lead: options.lead as Lead | undefined,
       pending: new PendingEvents(),
       rerunnable: options.rerunnable === true,
       resolve: resolve as (value: unknown) => void,

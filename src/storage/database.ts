@@ -48,16 +48,22 @@ export interface StorageOptions {
   pgSchema?: string;
 }
 
-let pgDriver: Promise<typeof import("pg").default> | undefined;
+type PgDriver = { pg: typeof import("pg").default; prepareValue: (value: unknown) => unknown };
+let pgDriver: Promise<PgDriver> | undefined;
 
-/** pg, loaded when the first PostgreSQL database is opened. */
-function loadPg(): Promise<typeof import("pg").default> {
-  pgDriver ??= import("pg").then(({ default: pg }) => {
+/** pg, loaded when the first PostgreSQL database is opened, with its own conversion of a value for the wire (not in its typed exports). */
+function loadPg(): Promise<PgDriver> {
+  pgDriver ??= (async () => {
+    const { default: pg } = await import("pg");
     // count(*) and bigint columns come back from pg as strings; every such value
     // this server stores (times, counts) fits a JavaScript number.
     pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-    return pg;
-  });
+    const utils = "pg/lib/utils.js";
+    const { prepareValue } = ((await import(utils)) as { default: { prepareValue?: (value: unknown) => unknown } }).default;
+    // Checked here rather than failing every named statement later, should a release of node-postgres move it.
+    if (typeof prepareValue !== "function") throw new Error("this version of node-postgres has no pg/lib/utils.js prepareValue");
+    return { pg, prepareValue };
+  })();
   return pgDriver;
 }
 
@@ -329,7 +335,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.databaseUrl) {
     const schema = options.pgSchema;
     if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
-    const pg = await loadPg();
+    const { pg, prepareValue } = await loadPg();
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: 10,
@@ -338,11 +344,6 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     // An idle client's connection error (database restart, network blip) must
     // not crash the process; the pool replaces the client on the next query.
     pool.on("error", (error) => process.emitWarning(`PostgreSQL pool: ${error.message}`));
-    // node-postgres's own conversion of a value for the wire (not in its typed exports).
-    const pgUtils = "pg/lib/utils.js";
-    const { prepareValue } = ((await import(pgUtils)) as { default: { prepareValue?: (value: unknown) => unknown } }).default;
-    // Checked here rather than failing every named statement later, should a release of node-postgres move it.
-    if (typeof prepareValue !== "function") throw new Error("this version of node-postgres has no pg/lib/utils.js prepareValue");
     pool.on("connect", (client) => namePreparedStatements(client, prepareValue));
     if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     const listener = new RowChangeListener(pg, options.databaseUrl, schema);
